@@ -1,0 +1,245 @@
+#include "commands.h"
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include <boost/filesystem.hpp>
+#include <fmt/format.h>
+#include <torch/version.h>
+
+#include "pelab/error.h"
+#include "pelab/manifest.h"
+#include "pelab/registry.h"
+#include "pelab/run.h"
+#include "pelab/run_io.h"
+
+namespace pelab::cli {
+
+namespace fs = boost::filesystem;
+
+namespace {
+
+Registry make_registry(const Options& options) {
+  return Registry(Registry::default_search_path(options.plugin_folders));
+}
+
+std::string kind_column(PluginKind kind) { return to_string(kind); }
+
+std::string shorten(const std::string& text, std::size_t width) {
+  return text.size() <= width ? text : text.substr(0, width - 3) + "...";
+}
+
+void print_schema(const ParamSchema& schema) {
+  if (schema.empty()) {
+    std::printf("  (no parameters)\n");
+    return;
+  }
+  for (const auto& spec : schema.specs()) {
+    std::printf("  %-22s %-28s default %s\n", spec.name.c_str(), spec.accepted().c_str(),
+                format_value(spec.default_value).c_str());
+    std::printf("  %-22s %s\n", "", spec.doc.c_str());
+  }
+}
+
+// Mean and standard error of the mean over seeds.
+struct Statistic {
+  double mean = 0.0;
+  double sem = 0.0;
+  std::size_t n = 0;
+};
+
+Statistic summarise(const std::vector<double>& values) {
+  Statistic s;
+  s.n = values.size();
+  if (values.empty()) return s;
+  for (double v : values) s.mean += v;
+  s.mean /= static_cast<double>(s.n);
+  if (s.n > 1) {
+    double squares = 0.0;
+    for (double v : values) squares += (v - s.mean) * (v - s.mean);
+    s.sem = std::sqrt(squares / static_cast<double>(s.n - 1)) / std::sqrt(static_cast<double>(s.n));
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string version_text() {
+  return fmt::format("pelab {} (plugin API {}, LibTorch {}, {})", PELAB_VERSION_STRING,
+                     kPluginApiVersion, TORCH_VERSION, PELAB_CXX_ABI_TAG);
+}
+
+int list_plugins(const Options& options) {
+  Registry registry = make_registry(options);
+  std::optional<PluginKind> only;
+  if (!options.kind.empty()) {
+    only = parse_plugin_kind(options.kind);
+    PELAB_CHECK(only.has_value(), "--kind '{}' is not a plugin kind: use pe, init, task or probe",
+                options.kind);
+  }
+  auto found = registry.discover();
+  std::printf("%-6s %-20s %-8s %-58s %s\n", "KIND", "NAME", "VERSION", "SUMMARY", "FILE");
+  std::size_t listed = 0;
+  std::vector<const DiscoveredPlugin*> problems;
+  for (PluginKind kind : kAllPluginKinds) {
+    if (only && kind != *only) continue;
+    for (const auto& entry : found) {
+      if (entry.plugin == nullptr || entry.plugin->kind() != kind) continue;
+      const PluginInfo& info = *entry.plugin->info;
+      std::printf("%-6s %-20s %-8s %-58s %s\n", kind_column(kind).c_str(), info.name,
+                  info.version ? info.version : "", shorten(info.summary ? info.summary : "", 58).c_str(),
+                  entry.file.c_str());
+      ++listed;
+    }
+  }
+  for (const auto& entry : found) {
+    if (entry.plugin == nullptr) problems.push_back(&entry);
+  }
+  std::printf("\n%zu plugins; search path: ", listed);
+  for (std::size_t i = 0; i < registry.search_path().size(); ++i) {
+    std::printf("%s%s", i ? ":" : "", registry.search_path()[i].c_str());
+  }
+  std::printf("\n");
+  for (const auto* entry : problems) {
+    if (!entry->shadowed_by.empty()) {
+      std::printf("note: %s is shadowed by %s (earlier on the path)\n", entry->file.c_str(),
+                  entry->shadowed_by.c_str());
+    } else {
+      std::printf("warning: %s\n", entry->error.c_str());
+    }
+  }
+  return 0;
+}
+
+int describe(const Options& options) {
+  const std::map<std::string, const ParamSchema*> sections = {
+      {"experiment", &experiment_schema()}, {"model", &model_schema()}, {"train", &train_schema()}};
+  if (options.kind.empty()) {
+    if (auto it = sections.find(options.name); it != sections.end()) {
+      std::printf("[%s] (core section)\n", options.name.c_str());
+      print_schema(*it->second);
+      return 0;
+    }
+  }
+  Registry registry = make_registry(options);
+  std::vector<PluginKind> kinds;
+  for (PluginKind kind : kAllPluginKinds) {
+    if (!options.kind.empty() && to_string(kind) != options.kind) continue;
+    const auto names = registry.available(kind);
+    if (std::find(names.begin(), names.end(), options.name) != names.end()) kinds.push_back(kind);
+  }
+  if (kinds.empty()) {
+    std::vector<std::string> all;
+    for (PluginKind kind : kAllPluginKinds) {
+      for (const auto& name : registry.available(kind)) all.push_back(name);
+    }
+    for (const auto& [name, schema] : sections) all.push_back(name);
+    std::string message = fmt::format("no plugin named '{}'", options.name);
+    const auto near = closest_names(options.name, all);
+    if (!near.empty()) message += fmt::format("; did you mean '{}'?", near.front());
+    throw Error(message + " Run `pelab plugins` to list them.");
+  }
+  for (PluginKind kind : kinds) {
+    const LoadedPlugin& plugin = registry.get(kind, options.name);
+    std::printf("%s %s %s — %s\n  file: %s\nparameters:\n", describe(kind).c_str(),
+                plugin.info->name, plugin.info->version, plugin.info->summary, plugin.file.c_str());
+    print_schema(plugin.schema);
+  }
+  return 0;
+}
+
+int validate(const Options& options) {
+  Registry registry = make_registry(options);
+  const Manifest manifest = Manifest::from_file(options.manifest, registry, options.overrides);
+  std::printf("%s: valid. experiment '%s': %zu point(s) x seeds = %zu run(s)\n",
+              options.manifest.c_str(), manifest.name().c_str(), manifest.points(),
+              manifest.runs().size());
+  for (const auto& key : manifest.sweep_keys()) std::printf("  sweep: %s\n", key.c_str());
+  return 0;
+}
+
+int run(const Options& options) {
+  Registry registry = make_registry(options);
+  const Manifest manifest = Manifest::from_file(options.manifest, registry, options.overrides);
+  const std::size_t total = manifest.runs().size();
+  const std::string experiment_dir = (fs::path(options.output) / manifest.name()).string();
+  std::printf("experiment '%s': %zu point(s), %zu run(s) -> %s\n", manifest.name().c_str(),
+              manifest.points(), total, experiment_dir.c_str());
+  std::fflush(stdout);
+
+  // point -> metric -> values over seeds, in run order.
+  std::vector<std::string> points;
+  std::map<std::string, std::map<std::string, std::vector<double>>> values;
+  RunOptions run_options;
+  run_options.progress = !options.quiet;
+  run_options.force = options.force;
+  for (std::size_t i = 0; i < total; ++i) {
+    const RunConfig& config = manifest.runs()[i];
+    const std::string label = config.point.empty() ? "default" : config.point;
+    std::printf("[%zu/%zu] %s seed %lld\n", i + 1, total, label.c_str(),
+                static_cast<long long>(config.seed));
+    std::fflush(stdout);
+    const RunOutcome outcome = execute_run(config, registry, options.output, run_options);
+    if (outcome.skipped) {
+      std::printf("        already finished (use --force to run it again)\n");
+    } else {
+      std::printf("        done in %.1f s\n", outcome.seconds);
+    }
+    if (std::find(points.begin(), points.end(), label) == points.end()) points.push_back(label);
+    for (const auto& [key, value] : outcome.final_metrics) values[label][key].push_back(value);
+  }
+
+  // The accuracy of every split, overall, at the final epoch.
+  std::vector<std::string> columns;
+  for (const auto& [point, metrics] : values) {
+    for (const auto& [key, seeds] : metrics) {
+      const bool overall_accuracy = key.size() > 13 && key.substr(key.size() - 13) == "/all/accuracy";
+      if (overall_accuracy && std::find(columns.begin(), columns.end(), key) == columns.end()) {
+        columns.push_back(key);
+      }
+    }
+  }
+  std::string table = fmt::format("| {:<28} | {:>2} |", "point", "n");
+  std::string rule = fmt::format("|{:-<30}|{:-<4}|", "", "");
+  for (const auto& column : columns) {
+    table += fmt::format(" {:>20} |", column.substr(0, column.size() - 13) + " accuracy");
+    rule += fmt::format("{:-<22}|", "");
+  }
+  table += "\n" + rule + "\n";
+  std::string csv = "point,metric,mean,sem,n\n";
+  for (const auto& point : points) {
+    const auto& metrics = values[point];
+    std::size_t n = metrics.empty() ? 0 : metrics.begin()->second.size();
+    table += fmt::format("| {:<28} | {:>2} |", point, n);
+    for (const auto& column : columns) {
+      auto it = metrics.find(column);
+      if (it == metrics.end()) {
+        table += fmt::format(" {:>20} |", "-");
+        continue;
+      }
+      const Statistic s = summarise(it->second);
+      table += fmt::format(" {:>12.1f} ± {:>5.1f} |", 100.0 * s.mean, 100.0 * s.sem);
+    }
+    table += "\n";
+    for (const auto& [key, seeds] : metrics) {
+      const Statistic s = summarise(seeds);
+      csv += fmt::format("{},{},{},{},{}\n", csv_field(point), csv_field(key),
+                         format_number(s.mean), format_number(s.sem), s.n);
+    }
+  }
+  write_file_atomically(experiment_dir + "/results.csv", csv);
+  const std::string report = fmt::format(
+      "# {}\n\nManifest: `{}`. Final-epoch accuracy in percent, mean ± SEM over seeds.\n\n{}\n"
+      "Per-run files: `<point>/seed-<s>/` (config.toml, metrics.csv, summary.json, pe/*.npy, "
+      "probes/).\nAll metrics (mean, SEM, n): `results.csv`.\n",
+      manifest.name(), options.manifest, table);
+  write_file_atomically(experiment_dir + "/report.md", report);
+  std::printf("\nFinal accuracy (%%), mean ± SEM over seeds:\n%s\n", table.c_str());
+  std::printf("Report: %s/report.md   all metrics: %s/results.csv\n", experiment_dir.c_str(),
+              experiment_dir.c_str());
+  return 0;
+}
+
+}  // namespace pelab::cli

@@ -1,0 +1,28 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace pelab::cli {
+
+/// Everything the subcommands read from the command line.
+struct Options {
+  std::vector<std::string> plugin_folders;
+  std::string kind;
+  std::string name;
+  std::string manifest;
+  std::vector<std::string> overrides;
+  std::string output = "runs";
+  bool force = false;
+  bool quiet = false;
+};
+
+std::string version_text();
+
+/// Each returns the process exit code; user errors are thrown as pelab::Error.
+int list_plugins(const Options& options);
+int describe(const Options& options);
+int validate(const Options& options);
+int run(const Options& options);
+
+}  // namespace pelab::cli

@@ -1,0 +1,67 @@
+// pelab: the command line of the positional-encoding laboratory.
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "pelab/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "pelab: a laboratory for positional encodings in transformers.\n"
+      "Compose a task, a model, a positional encoding and its initialisation in a TOML manifest;\n"
+      "train, probe and compare them. Plugins are shared libraries found on the plugin path."};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", pelab::cli::version_text());
+
+  pelab::cli::Options options;
+  app.add_option("--plugin-path", options.plugin_folders,
+                 "Folder to search for plugins before PELAB_PLUGIN_PATH and the built-in folder "
+                 "(repeatable)");
+
+  auto* plugins = app.add_subcommand("plugins", "List the plugins on the plugin path");
+  plugins->add_option("--kind", options.kind, "Only this kind: pe, init, task or probe");
+
+  auto* describe =
+      app.add_subcommand("describe", "Show a plugin's parameters (or those of a core section: "
+                                     "experiment, model, train)");
+  describe->add_option("name", options.name, "Plugin name, or experiment|model|train")
+      ->required();
+  describe->add_option("--kind", options.kind, "The kind, when several kinds share the name");
+
+  auto* validate = app.add_subcommand("validate", "Check a manifest without running it");
+  validate->add_option("manifest", options.manifest, "The manifest (.toml)")->required();
+  validate->add_option("--set", options.overrides, "Override a key: --set pe.init.std=0.5");
+
+  auto* run = app.add_subcommand("run", "Run every point and seed of a manifest");
+  run->add_option("manifest", options.manifest, "The manifest (.toml)")->required();
+  run->add_option("--set", options.overrides, "Override a key: --set train.epochs=50");
+  run->add_option("--out", options.output, "Output folder (runs go to OUT/<experiment>/...)")
+      ->capture_default_str();
+  run->add_flag("--force", options.force, "Re-run runs that already finished");
+  run->add_flag("--quiet", options.quiet, "No progress lines");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+
+  try {
+    if (*plugins) return pelab::cli::list_plugins(options);
+    if (*describe) return pelab::cli::describe(options);
+    if (*validate) return pelab::cli::validate(options);
+    if (*run) return pelab::cli::run(options);
+  } catch (const pelab::Error& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "internal error: %s\nPlease report this as a bug.\n", e.what());
+    return 2;
+  }
+  return 0;
+}

@@ -1,0 +1,43 @@
+#pragma once
+
+#include <cstdint>
+
+#include <torch/nn/module.h>
+#include <torch/types.h>
+
+#include "pelab/export.h"
+
+namespace pelab {
+
+/// The two families of positional encoding (as xformers notes, RoPE "does not create the
+/// embedding"): additive ones add an N x d table to the tokens; attention-side ones rotate the
+/// queries and keys or add a [heads, N, N] bias to the attention logits. A PE declares which
+/// hooks it implements so that the model calls only those.
+class PELAB_API PositionalEncoding : public torch::nn::Module {
+ public:
+  enum Hook : unsigned {
+    kAdditive = 1u << 0,       // embed(x) adds a table
+    kRotary = 1u << 1,         // rotate(q, k)
+    kAttentionBias = 1u << 2,  // attention_bias()
+  };
+
+  /// The bitwise OR of the hooks this PE implements.
+  virtual unsigned hooks() const = 0;
+  bool has_hook(Hook hook) const { return (hooks() & hook) != 0; }
+
+  /// Additive hook: x is [batch, tokens, d_model]; returns x plus the encoding.
+  virtual torch::Tensor embed(const torch::Tensor& x);
+  /// Rotary hook: q and k are [batch, heads, tokens, head_dim]; returns them rotated.
+  virtual std::pair<torch::Tensor, torch::Tensor> rotate(const torch::Tensor& q,
+                                                         const torch::Tensor& k);
+  /// Bias hook: [heads, tokens, tokens], added to the attention logits before the softmax.
+  virtual torch::Tensor attention_bias();
+
+  /// For probes: the N x d table of an additive PE (undefined if it has none).
+  virtual torch::Tensor table();
+  /// For probes: an N x N positional kernel, for PEs without a table. The default is the table's
+  /// Gram matrix, or the bias averaged over heads, or undefined.
+  virtual torch::Tensor kernel();
+};
+
+}  // namespace pelab

@@ -1,0 +1,70 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <torch/types.h>
+
+#include "pelab/export.h"
+#include "pelab/params.h"
+#include "pelab/task.h"
+#include "pelab/transformer_encoder.h"
+
+namespace pelab {
+
+/// The [train] section (see train_schema()).
+struct PELAB_API TrainConfig {
+  std::string optimizer = "adamw";  // adamw | adam | sgd
+  double lr = 1e-4;
+  double weight_decay = 0.0;
+  double momentum = 0.0;  // sgd only
+  std::int64_t batch_size = 128;
+  std::int64_t epochs = 10;
+  std::int64_t eval_every = 1;        // evaluate (and snapshot the PE) every k epochs
+  std::int64_t checkpoint_every = 0;  // 0: at every evaluation
+  bool shuffle = true;
+  std::int64_t eval_batch_size = 1024;
+
+  static TrainConfig from_params(const Params& params);
+};
+
+/// One row of metrics.csv.
+struct PELAB_API MetricRow {
+  std::int64_t epoch = 0;
+  std::string split;
+  std::string group;  // "all" or a group name
+  std::string metric;
+  double value = 0.0;
+};
+
+/// Trains a TransformerEncoder on a task's first split and evaluates it on every split.
+/// Randomness (shuffling) comes from torch's default generator, seeded by the run.
+class PELAB_API Trainer {
+ public:
+  using Perturb = std::function<torch::Tensor(const torch::Tensor&)>;
+
+  Trainer(TransformerEncoder& model, Task& task, const TrainConfig& config);
+
+  /// One pass over the training split; returns the mean training loss.
+  double train_epoch();
+  /// Loss and accuracy on every split, overall and per group.
+  std::vector<MetricRow> evaluate(std::int64_t epoch);
+
+  const std::vector<std::string>& split_names() const { return split_names_; }
+  const Dataset& dataset(const std::string& split) const { return datasets_.at(split); }
+  torch::optim::Optimizer& optimizer() { return *optimizer_; }
+  std::int64_t steps_per_epoch() const;
+
+ private:
+  TransformerEncoder& model_;
+  Task& task_;
+  TrainConfig config_;
+  std::vector<std::string> split_names_;
+  std::map<std::string, Dataset> datasets_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+};
+
+}  // namespace pelab

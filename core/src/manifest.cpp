@@ -1,0 +1,640 @@
+#include "pelab/manifest.h"
+
+#include <algorithm>
+#include <functional>
+#include <set>
+
+#include <boost/filesystem.hpp>
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include "pelab/error.h"
+#include "pelab/registry.h"
+#include "pelab/run_io.h"
+
+namespace pelab {
+
+const ParamSchema& experiment_schema() {
+  static const ParamSchema schema = [] {
+    ParamSchema s;
+    s.string("name", "", "Name of the experiment: runs go to <out>/<name>/. Default: the "
+                         "manifest's file name without .toml.");
+    s.string("description", "", "Free text, copied into every run's config.toml.");
+    s.integers("seeds", {0}, "Seeds to run every sweep point with (a sweep axis of its own).");
+    return s;
+  }();
+  return schema;
+}
+
+const ParamSchema& model_schema() {
+  static const ParamSchema schema = [] {
+    ParamSchema s;
+    s.integer("layers", 4, "Number of encoder blocks.").in_range(1, 256);
+    s.integer("d_model", 160, "Width of the token representations.").in_range(1, 65536);
+    s.integer("heads", 1, "Attention heads; must divide d_model.").in_range(1, 1024);
+    s.integer("mlp_ratio", 4, "MLP hidden width as a multiple of d_model.").in_range(1, 64);
+    s.choice("norm", "post", {"post", "pre"},
+             "LayerNorm after each residual (post, the paper) or before each sublayer (pre).");
+    s.boolean("final_gelu", true,
+              "GELU after the MLP's second linear too (the paper's model has both).");
+    s.choice("pe_placement", "every_block", {"every_block", "input", "shared"},
+             "every_block: each block its own PE at its input (the paper); input: one PE "
+             "before the first block only; shared: one PE used by every block.");
+    s.choice("readout", "last", {"last", "mean"},
+             "Classify from the last token (the paper) or the mean over tokens.");
+    return s;
+  }();
+  return schema;
+}
+
+const ParamSchema& train_schema() {
+  static const ParamSchema schema = [] {
+    ParamSchema s;
+    s.choice("optimizer", "adamw", {"adamw", "adam", "sgd"}, "Optimizer.");
+    s.real("lr", 1e-4, "Learning rate.").at_least(0.0);
+    s.real("weight_decay", 0.0, "Weight decay (decoupled for adamw).").at_least(0.0);
+    s.real("momentum", 0.0, "Momentum (sgd only).").in_range(0.0, 1.0);
+    s.integer("batch_size", 128, "Training batch size.").at_least(1);
+    s.integer("epochs", 10, "Passes over the training split.").at_least(0);
+    s.integer("eval_every", 1,
+              "Evaluate every split and snapshot the PE every k epochs (and at the end).")
+        .at_least(1);
+    s.integer("checkpoint_every", 0,
+              "Write checkpoint.pt every k epochs; 0 = at every evaluation.")
+        .at_least(0);
+    s.boolean("shuffle", true, "Shuffle the training split every epoch (from the run's seed).");
+    s.integer("eval_batch_size", 1024, "Batch size for evaluation.").at_least(1);
+    s.integer("threads", 0, "Intra-op threads; 0 = all cores.").at_least(0);
+    s.choice("device", "cpu", {"cpu", "cuda"}, "Where to train.");
+    return s;
+  }();
+  return schema;
+}
+
+namespace {
+
+namespace fs = boost::filesystem;
+
+const std::vector<std::string> kSections = {"experiment", "task",  "model", "pe",
+                                            "train",      "probe", "sweep"};
+
+std::string join(const std::vector<std::string>& items, const std::string& separator) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : separator) + item;
+  return out;
+}
+
+std::string parent_of(const std::string& path) {
+  const auto dot = path.rfind('.');
+  return dot == std::string::npos ? "" : path.substr(0, dot);
+}
+
+std::string child_path(const std::string& parent, const std::string& key) {
+  return parent.empty() ? key : parent + "." + key;
+}
+
+std::string describe_node(const toml::node& node) {
+  switch (node.type()) {
+    case toml::node_type::string: return fmt::format("the string \"{}\"", *node.value<std::string>());
+    case toml::node_type::integer: return fmt::format("the integer {}", *node.value<std::int64_t>());
+    case toml::node_type::floating_point:
+      return fmt::format("the float {}", format_number(*node.value<double>()));
+    case toml::node_type::boolean: return *node.value<bool>() ? "true" : "false";
+    case toml::node_type::array: return "an array";
+    case toml::node_type::table: return "a table";
+    default: return "a date or time";
+  }
+}
+
+// Values that replace or add keys of the manifest, by dotted path: `--set` overrides and the
+// current sweep point. The nodes stay owned by their documents; each remembers where it came from.
+struct Overlay {
+  std::map<std::string, std::pair<const toml::node*, SourceLocation>> entries;
+
+  const std::pair<const toml::node*, SourceLocation>* find(const std::string& path) const {
+    auto it = entries.find(path);
+    return it == entries.end() ? nullptr : &it->second;
+  }
+  // Keys directly below `path` that the overlay sets.
+  std::vector<std::string> children(const std::string& path) const {
+    std::vector<std::string> keys;
+    const std::string prefix = path.empty() ? "" : path + ".";
+    for (const auto& [key, entry] : entries) {
+      if (key.rfind(prefix, 0) != 0) continue;
+      const std::string rest = key.substr(prefix.size());
+      const std::string first = rest.substr(0, rest.find('.'));
+      if (std::find(keys.begin(), keys.end(), first) == keys.end()) keys.push_back(first);
+    }
+    return keys;
+  }
+};
+
+// Resolves one manifest (with one overlay) into a RunConfig, validating every table against the
+// schema of what it configures.
+class Resolver {
+ public:
+  Resolver(const std::string& file, const toml::table& root, Registry& registry,
+           const Overlay& overlay)
+      : file_(file), root_(root), registry_(registry), overlay_(overlay) {}
+
+  RunConfig resolve() {
+    check_sections();
+    RunConfig config;
+    config.experiment_params = resolve_section("experiment", experiment_schema());
+    config.model = resolve_section("model", model_schema());
+    config.train = resolve_section("train", train_schema());
+    config.task = resolve_plugin(node_at("task"), "task", PluginKind::kTask, "");
+    config.pe = resolve_plugin(node_at("pe"), "pe", PluginKind::kPositionalEncoding, "");
+    resolve_probes(config);
+    check_model(config);
+    return config;
+  }
+
+  SourceLocation location_of(const toml::node& node, const std::string& path) const {
+    if (const auto* entry = overlay_.find(path); entry && entry->first == &node) {
+      return entry->second;
+    }
+    return location_from_source(node.source());
+  }
+
+  SourceLocation location_from_source(const toml::source_region& source) const {
+    SourceLocation where;
+    where.file = source.path ? *source.path : file_;
+    where.line = static_cast<int>(source.begin.line);
+    where.column = static_cast<int>(source.begin.column);
+    return where;
+  }
+
+  std::string prefix(const SourceLocation& where) const {
+    const std::string text = where.known() ? where.str() : file_;
+    return text + ": ";
+  }
+
+ private:
+  // The node at a dotted path: the overlay's if it sets it, else the manifest's.
+  const toml::node* node_at(const std::string& path) const {
+    if (const auto* entry = overlay_.find(path)) return entry->first;
+    const std::string parent = parent_of(path);
+    const toml::node* container = parent.empty() ? &root_ : node_at(parent);
+    if (container == nullptr) return nullptr;
+    const std::string key = path.substr(parent.empty() ? 0 : parent.size() + 1);
+    if (const toml::table* table = container->as_table()) return table->get(key);
+    if (const toml::array* array = container->as_array()) {
+      if (key.find_first_not_of("0123456789") != std::string::npos) return nullptr;
+      return array->get(std::stoul(key));
+    }
+    return nullptr;
+  }
+
+  // Keys of the table at `path`, with the position of each in the manifest, plus overlay keys.
+  std::vector<std::pair<std::string, SourceLocation>> keys_of(const toml::node* node,
+                                                              const std::string& path) const {
+    std::vector<std::pair<std::string, SourceLocation>> keys;
+    if (node != nullptr) {
+      if (const toml::table* table = node->as_table()) {
+        for (const auto& [key, value] : *table) {
+          keys.emplace_back(std::string(key.str()), location_from_source(key.source()));
+        }
+      }
+    }
+    for (const auto& key : overlay_.children(path)) {
+      const bool present = std::any_of(keys.begin(), keys.end(),
+                                       [&](const auto& entry) { return entry.first == key; });
+      if (present) continue;
+      const std::string full = child_path(path, key);
+      SourceLocation where;
+      for (const auto& [overlay_path, entry] : overlay_.entries) {
+        if (overlay_path == full || overlay_path.rfind(full + ".", 0) == 0) where = entry.second;
+      }
+      keys.emplace_back(key, where);
+    }
+    return keys;
+  }
+
+  void check_sections() const {
+    for (const auto& [key, where] : keys_of(&root_, "")) {
+      if (std::find(kSections.begin(), kSections.end(), key) != kSections.end()) continue;
+      std::string message = fmt::format("{}unknown section '{}'", prefix(where), key);
+      auto near = closest_names(key, kSections);
+      if (!near.empty()) message += fmt::format("; did you mean '{}'?", near.front());
+      message += fmt::format(" A manifest has the sections: {}.", join(kSections, ", "));
+      throw Error(message);
+    }
+  }
+
+  Params resolve_section(const std::string& section, const ParamSchema& schema) const {
+    const toml::node* node = node_at(section);
+    if (node != nullptr && !node->is_table()) {
+      throw Error(fmt::format("{}'{}' must be a table ([{}])",
+                              prefix(location_of(*node, section)), section, section));
+    }
+    return resolve_params(node, section, schema, fmt::format("[{}]", section), false);
+  }
+
+  Params resolve_params(const toml::node* node, const std::string& path, const ParamSchema& schema,
+                        const std::string& what, bool has_plugin_key) const {
+    Params params;
+    for (const auto& [key, where] : keys_of(node, path)) {
+      if (has_plugin_key && key == "plugin") continue;
+      const ParamSpec* spec = schema.find(key);
+      if (spec == nullptr) {
+        std::string message = fmt::format("{}unknown key '{}' in {}", prefix(where), key, what);
+        auto near = closest_names(key, schema.names());
+        if (!near.empty()) message += fmt::format("; did you mean '{}'?", near.front());
+        message += schema.empty() ? " It takes no parameters."
+                                  : fmt::format(" Its keys are: {}.", join(schema.names(), ", "));
+        throw Error(message);
+      }
+    }
+    for (const ParamSpec& spec : schema.specs()) {
+      const std::string full = child_path(path, spec.name);
+      const toml::node* value = node_at(full);
+      if (spec.type == ParamType::kPlugin) {
+        const auto& fallback = std::get<std::shared_ptr<const PluginSpec>>(spec.default_value);
+        auto nested = std::make_shared<PluginSpec>(
+            resolve_plugin(value, full, spec.plugin_kind, fallback->name));
+        SourceLocation where = value ? location_of(*value, full) : SourceLocation{};
+        params.set(spec.name, std::shared_ptr<const PluginSpec>(nested), where);
+      } else if (value == nullptr) {
+        params.set(spec.name, spec.default_value);
+      } else {
+        const SourceLocation where = location_of(*value, full);
+        params.set(spec.name, convert(*value, spec, what, where), where);
+      }
+    }
+    return params;
+  }
+
+  ParamValue convert(const toml::node& node, const ParamSpec& spec, const std::string& what,
+                     const SourceLocation& where) const {
+    auto wrong = [&](const std::string& found) {
+      return Error(fmt::format("{}'{}' in {} must be {}, got {}", prefix(where), spec.name, what,
+                               spec.accepted(), found));
+    };
+    auto check_number = [&](double value, const std::string& shown) {
+      if ((spec.min && value < *spec.min) || (spec.max && value > *spec.max)) {
+        throw Error(fmt::format("{}'{}' in {} is {}, out of range: it must be {}", prefix(where),
+                                spec.name, what, shown, spec.accepted()));
+      }
+    };
+    auto scalar_double = [&](const toml::node& element) -> std::optional<double> {
+      if (element.is_floating_point()) return *element.value<double>();
+      if (element.is_integer()) return static_cast<double>(*element.value<std::int64_t>());
+      return std::nullopt;
+    };
+
+    switch (spec.type) {
+      case ParamType::kBool:
+        if (!node.is_boolean()) throw wrong(describe_node(node));
+        return *node.value<bool>();
+      case ParamType::kInt: {
+        if (!node.is_integer()) throw wrong(describe_node(node));
+        const std::int64_t value = *node.value<std::int64_t>();
+        check_number(static_cast<double>(value), std::to_string(value));
+        return value;
+      }
+      case ParamType::kFloat: {
+        auto value = scalar_double(node);
+        if (!value) throw wrong(describe_node(node));
+        check_number(*value, format_number(*value));
+        return *value;
+      }
+      case ParamType::kString: {
+        if (!node.is_string()) throw wrong(describe_node(node));
+        std::string value = *node.value<std::string>();
+        if (!spec.choices.empty() &&
+            std::find(spec.choices.begin(), spec.choices.end(), value) == spec.choices.end()) {
+          std::string message = fmt::format("{}'{}' in {} is \"{}\", but it must be {}",
+                                            prefix(where), spec.name, what, value, spec.accepted());
+          auto near = closest_names(value, spec.choices);
+          if (!near.empty()) message += fmt::format("; did you mean \"{}\"?", near.front());
+          throw Error(message);
+        }
+        return value;
+      }
+      case ParamType::kFloatList:
+      case ParamType::kIntList:
+      case ParamType::kStringList: {
+        const toml::array* array = node.as_array();
+        if (array == nullptr) throw wrong(describe_node(node));
+        std::vector<double> reals;
+        std::vector<std::int64_t> integers;
+        std::vector<std::string> strings;
+        for (std::size_t i = 0; i < array->size(); ++i) {
+          const toml::node& element = *array->get(i);
+          const std::string found = fmt::format("{} at index {}", describe_node(element), i);
+          if (spec.type == ParamType::kFloatList) {
+            auto value = scalar_double(element);
+            if (!value) throw wrong(found);
+            check_number(*value, format_number(*value));
+            reals.push_back(*value);
+          } else if (spec.type == ParamType::kIntList) {
+            if (!element.is_integer()) throw wrong(found);
+            integers.push_back(*element.value<std::int64_t>());
+            check_number(static_cast<double>(integers.back()), std::to_string(integers.back()));
+          } else {
+            if (!element.is_string()) throw wrong(found);
+            strings.push_back(*element.value<std::string>());
+          }
+        }
+        if (spec.type == ParamType::kFloatList) return reals;
+        if (spec.type == ParamType::kIntList) return integers;
+        return strings;
+      }
+      case ParamType::kPlugin: break;
+    }
+    PELAB_INTERNAL_ASSERT(false, "plugin parameters are resolved by resolve_plugin");
+  }
+
+  // A plugin table ({ plugin = "name", key = value, ... }) or a bare name; `fallback` is the
+  // plugin used when the table names none ("" = the name is required).
+  PluginSpec resolve_plugin(const toml::node* node, const std::string& path, PluginKind kind,
+                            const std::string& fallback) const {
+    PluginSpec spec;
+    spec.kind = kind;
+    const std::string what = fmt::format("[{}]", path);
+    const toml::node* name_node = nullptr;
+    const toml::node* table_node = nullptr;
+    if (node != nullptr && node->is_string()) {
+      name_node = node;  // `init = "zeros"`: the plugin with its defaults
+    } else if (node != nullptr && node->is_table()) {
+      table_node = node;
+      name_node = node_at(child_path(path, "plugin"));
+    } else if (node != nullptr) {
+      throw Error(fmt::format("{}{} must be a {} plugin: a name (\"...\") or a table with "
+                              "`plugin = \"...\"`, got {}",
+                              prefix(location_of(*node, path)), what, describe(kind),
+                              describe_node(*node)));
+    } else {
+      name_node = node_at(child_path(path, "plugin"));
+    }
+
+    if (name_node != nullptr) {
+      const std::string name_path = node == name_node ? path : child_path(path, "plugin");
+      spec.location = location_of(*name_node, name_path);
+      if (!name_node->is_string()) {
+        throw Error(fmt::format("{}'plugin' in {} must be the name of a {} plugin, got {}",
+                                prefix(spec.location), what, describe(kind),
+                                describe_node(*name_node)));
+      }
+      spec.name = *name_node->value<std::string>();
+    } else if (!fallback.empty()) {
+      spec.name = fallback;
+      if (node != nullptr) spec.location = location_of(*node, path);
+    } else {
+      const SourceLocation where = node ? location_of(*node, path) : SourceLocation{file_};
+      throw Error(fmt::format(
+          "{}{} needs `plugin = \"...\"`: the {} to use. Available: {}.", prefix(where), what,
+          describe(kind), join(registry_.available(kind), ", ")));
+    }
+
+    const LoadedPlugin* plugin = nullptr;
+    try {
+      plugin = &registry_.get(kind, spec.name);
+    } catch (const Error& e) {
+      throw Error(prefix(spec.location.known() ? spec.location : SourceLocation{file_}) +
+                  e.what());
+    }
+    const std::string described =
+        fmt::format("{} (the {} plugin '{}')", what, describe(kind), spec.name);
+    spec.params = resolve_params(table_node, path, plugin->schema, described, true);
+    return spec;
+  }
+
+  void resolve_probes(RunConfig& config) const {
+    const toml::node* node = node_at("probe");
+    if (node == nullptr) return;
+    const toml::array* probes = node->as_array();
+    if (probes == nullptr) {
+      throw Error(fmt::format("{}probes are written as [[probe]] tables (an array of tables)",
+                              prefix(location_of(*node, "probe"))));
+    }
+    for (std::size_t i = 0; i < probes->size(); ++i) {
+      const std::string path = fmt::format("probe.{}", i);
+      config.probes.push_back(resolve_plugin(node_at(path), path, PluginKind::kProbe, ""));
+    }
+  }
+
+  void check_model(const RunConfig& config) const {
+    const std::int64_t d_model = config.model.integer("d_model");
+    const std::int64_t heads = config.model.integer("heads");
+    if (d_model % heads != 0) {
+      const SourceLocation where = config.model.location("heads").known()
+                                       ? config.model.location("heads")
+                                       : config.model.location("d_model");
+      throw Error(fmt::format("{}heads ({}) must divide d_model ({})", prefix(where), heads,
+                              d_model));
+    }
+  }
+
+  std::string file_;
+  const toml::table& root_;
+  Registry& registry_;
+  const Overlay& overlay_;
+};
+
+std::string sanitize(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    const bool safe = std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' ||
+                      c == '-' || c == '=' || c == '+' || c == ',';
+    out += safe ? c : '_';
+  }
+  return out;
+}
+
+std::string point_value_label(const toml::node& node, std::size_t index) {
+  if (node.is_string()) return *node.value<std::string>();
+  if (node.is_integer()) return std::to_string(*node.value<std::int64_t>());
+  if (node.is_floating_point()) return format_number(*node.value<double>());
+  if (node.is_boolean()) return *node.value<bool>() ? "true" : "false";
+  if (const toml::table* table = node.as_table()) {
+    if (const auto* plugin = table->get("plugin"); plugin && plugin->is_string()) {
+      return fmt::format("{}#{}", *plugin->value<std::string>(), index);
+    }
+  }
+  return fmt::format("#{}", index);
+}
+
+std::pair<std::string, std::string> split_override(const std::string& text) {
+  const auto equals = text.find('=');
+  if (equals == std::string::npos || equals == 0) {
+    throw Error(fmt::format("--set '{}': expected key=value, e.g. --set pe.init.std=0.2", text));
+  }
+  auto trim = [](std::string s) {
+    s.erase(0, s.find_first_not_of(" \t"));
+    s.erase(s.find_last_not_of(" \t") + 1);
+    return s;
+  };
+  return {trim(text.substr(0, equals)), trim(text.substr(equals + 1))};
+}
+
+}  // namespace
+
+std::string RunConfig::relative_dir() const {
+  return fmt::format("{}/{}/seed-{}", experiment, point.empty() ? "default" : sanitize(point),
+                     seed);
+}
+
+std::string RunConfig::to_toml() const {
+  std::string out = "# Resolved by pelab: every default filled in. `pelab run` accepts this file.\n";
+  if (!point.empty()) out += fmt::format("# sweep point: {}\n", point);
+  auto section = [&](const std::string& header, const Params& params, const std::string& plugin) {
+    out += fmt::format("\n[{}]\n", header);
+    if (!plugin.empty()) out += fmt::format("plugin = {}\n", format_value(plugin));
+    for (const auto& [name, value] : params.values()) {
+      out += fmt::format("{} = {}\n", name, format_value(value));
+    }
+  };
+  Params experiment = experiment_params;
+  experiment.set("seeds", std::vector<std::int64_t>{seed});
+  section("experiment", experiment, "");
+  section("task", task.params, task.name);
+  section("model", model, "");
+  section("pe", pe.params, pe.name);
+  section("train", train, "");
+  for (const auto& probe : probes) {
+    out += fmt::format("\n[[probe]]\nplugin = {}\n", format_value(probe.name));
+    for (const auto& [name, value] : probe.params.values()) {
+      out += fmt::format("{} = {}\n", name, format_value(value));
+    }
+  }
+  return out;
+}
+
+std::size_t Manifest::points() const {
+  std::set<std::string> distinct;
+  for (const auto& run : runs_) distinct.insert(run.point);
+  return distinct.size();
+}
+
+Manifest Manifest::from_file(const std::string& path, Registry& registry,
+                             const std::vector<std::string>& overrides) {
+  if (!fs::exists(path)) {
+    throw Error(fmt::format("manifest '{}' does not exist", path));
+  }
+  return from_string(read_file(path), path, registry, overrides);
+}
+
+Manifest Manifest::from_string(const std::string& text, const std::string& source_name,
+                               Registry& registry, const std::vector<std::string>& overrides) {
+  toml::table root;
+  try {
+    root = toml::parse(text, source_name);
+  } catch (const toml::parse_error& e) {
+    const auto& begin = e.source().begin;
+    throw Error(fmt::format("{}:{}:{}: invalid TOML: {}", source_name, begin.line, begin.column,
+                            e.description()));
+  }
+
+  // --set values are parsed as TOML; what does not parse is taken as a bare string.
+  std::vector<toml::table> override_documents;
+  override_documents.reserve(overrides.size());
+  Overlay base;
+  for (const auto& text_override : overrides) {
+    auto [key, value] = split_override(text_override);
+    const std::string origin = "--set " + text_override;
+    try {
+      override_documents.push_back(toml::parse("value = " + value, origin));
+    } catch (const toml::parse_error&) {
+      toml::table table;
+      table.insert("value", value);
+      override_documents.push_back(std::move(table));
+    }
+    base.entries[key] = {override_documents.back().get("value"), SourceLocation{origin, 0, 0}};
+  }
+
+  Manifest manifest;
+  manifest.source_ = source_name;
+
+  // The sweep: each key a dotted path, each value a non-empty array; keys in manifest order.
+  struct Axis {
+    std::string key;
+    const toml::array* values;
+    int line, column;
+  };
+  std::vector<Axis> axes;
+  if (const toml::node* sweep = root.get("sweep")) {
+    const toml::table* table = sweep->as_table();
+    if (table == nullptr) {
+      throw Error(fmt::format("{}:{}:{}: [sweep] must be a table of key = [values]", source_name,
+                              sweep->source().begin.line, sweep->source().begin.column));
+    }
+    for (const auto& [key, value] : *table) {
+      const auto& where = key.source().begin;
+      const std::string name(key.str());
+      const std::string section = name.substr(0, name.find('.'));
+      if (section == "sweep" ||
+          std::find(kSections.begin(), kSections.end(), section) == kSections.end()) {
+        throw Error(fmt::format("{}:{}:{}: sweep key '{}' must be a dotted path into the "
+                                "manifest, such as \"pe.init.std\" or \"train.lr\"",
+                                source_name, where.line, where.column, name));
+      }
+      const toml::array* values = value.as_array();
+      if (values == nullptr || values->empty()) {
+        throw Error(fmt::format("{}:{}:{}: sweep key '{}' needs a non-empty array of values",
+                                source_name, where.line, where.column, name));
+      }
+      axes.push_back({name, values, static_cast<int>(where.line), static_cast<int>(where.column)});
+    }
+    std::sort(axes.begin(), axes.end(), [](const Axis& a, const Axis& b) {
+      return std::tie(a.line, a.column) < std::tie(b.line, b.column);
+    });
+    for (const auto& axis : axes) manifest.sweep_keys_.push_back(axis.key);
+  }
+
+  // Cartesian product, the last axis varying fastest.
+  std::vector<std::size_t> index(axes.size(), 0);
+  std::set<std::string> seen_dirs;
+  while (true) {
+    Overlay overlay = base;
+    std::vector<std::string> labels;
+    for (std::size_t a = 0; a < axes.size(); ++a) {
+      const toml::node* value = axes[a].values->get(index[a]);
+      if (!base.find(axes[a].key)) {  // a --set of the same key wins over the sweep
+        const auto& begin = value->source().begin;
+        overlay.entries[axes[a].key] = {
+            value, SourceLocation{source_name, static_cast<int>(begin.line),
+                                  static_cast<int>(begin.column)}};
+      }
+      labels.push_back(axes[a].key + "=" + point_value_label(*value, index[a]));
+    }
+    Resolver resolver(source_name, root, registry, overlay);
+    RunConfig point = resolver.resolve();
+    point.point = join(labels, ",");
+    point.experiment = point.experiment_params.string("name");
+    if (point.experiment.empty()) point.experiment = fs::path(source_name).stem().string();
+    point.experiment_params.set("name", point.experiment,
+                                point.experiment_params.location("name"));
+    const auto& seeds = point.experiment_params.integers("seeds");
+    if (seeds.empty()) {
+      throw Error(fmt::format("{}: [experiment] seeds is empty: give at least one seed",
+                              source_name));
+    }
+    for (std::int64_t seed : seeds) {
+      RunConfig run = point;
+      run.seed = seed;
+      if (!seen_dirs.insert(run.relative_dir()).second) {
+        throw Error(fmt::format("{}: two runs would share the folder '{}' (a seed listed twice, "
+                                "or sweep values that differ only in characters unsafe in "
+                                "file names)",
+                                source_name, run.relative_dir()));
+      }
+      manifest.runs_.push_back(std::move(run));
+    }
+
+    // Advance the odometer; done when the slowest axis wraps.
+    std::size_t axis = axes.size();
+    bool advanced = false;
+    while (axis > 0 && !advanced) {
+      --axis;
+      advanced = ++index[axis] < axes[axis].values->size();
+      if (!advanced) index[axis] = 0;
+    }
+    if (!advanced) break;
+  }
+  manifest.name_ = manifest.runs_.front().experiment;
+  return manifest;
+}
+
+}  // namespace pelab

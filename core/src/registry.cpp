@@ -1,0 +1,363 @@
+#include "pelab/registry.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+
+#include <boost/dll/runtime_symbol_info.hpp>
+#include <boost/dll/shared_library.hpp>
+#include <boost/filesystem.hpp>
+#include <fmt/format.h>
+
+namespace pelab {
+
+namespace fs = boost::filesystem;
+
+std::string to_string(LoadFailure failure) {
+  switch (failure) {
+    case LoadFailure::kFileNotFound: return "file not found";
+    case LoadFailure::kNotASharedLibrary: return "not a shared library";
+    case LoadFailure::kCannotLoad: return "cannot be loaded";
+    case LoadFailure::kNoEntry: return "no pelab entry";
+    case LoadFailure::kApiVersionMismatch: return "API version mismatch";
+    case LoadFailure::kTorchVersionMismatch: return "LibTorch version mismatch";
+    case LoadFailure::kAbiMismatch: return "C++ ABI mismatch";
+    case LoadFailure::kMalformedInfo: return "malformed plugin info";
+    case LoadFailure::kDuplicateName: return "duplicate name";
+    case LoadFailure::kUnknownName: return "unknown name";
+  }
+  return "unknown failure";
+}
+
+std::string plugin_file_name(PluginKind kind, const std::string& name) {
+  return fmt::format("libpelab_{}_{}.so", to_string(kind), name);
+}
+
+namespace {
+
+constexpr const char* kRebuildHint =
+    "rebuild the plugin against this pelab's SDK (find_package(pelab), pelab_add_plugin)";
+
+[[noreturn]] void fail(LoadFailure failure, const std::string& file, const std::string& message) {
+  throw PluginLoadError(failure, file, message);
+}
+
+// Libraries are kept for the life of the process: unloading one that registered torch operators
+// or owns deleters of live tensors crashes later. The vector is leaked on purpose.
+std::vector<boost::dll::shared_library>& resident_libraries() {
+  static auto* libraries = new std::vector<boost::dll::shared_library>();
+  return *libraries;
+}
+
+bool has_elf_header(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  char magic[4] = {};
+  in.read(magic, 4);
+  return in.gcount() == 4 && std::memcmp(magic, "\x7f" "ELF", 4) == 0;
+}
+
+// "libpelab_pe_learned.so" -> {pe, learned}; nullopt when the name does not follow the pattern.
+std::optional<std::pair<PluginKind, std::string>> parse_file_name(const std::string& file_name) {
+  const std::string prefix = "libpelab_";
+  const std::string suffix = ".so";
+  if (file_name.size() <= prefix.size() + suffix.size() || file_name.rfind(prefix, 0) != 0 ||
+      file_name.compare(file_name.size() - suffix.size(), suffix.size(), suffix) != 0) {
+    return std::nullopt;
+  }
+  const std::string stem =
+      file_name.substr(prefix.size(), file_name.size() - prefix.size() - suffix.size());
+  const auto underscore = stem.find('_');
+  if (underscore == std::string::npos) return std::nullopt;
+  auto kind = parse_plugin_kind(stem.substr(0, underscore));
+  if (!kind) return std::nullopt;
+  return std::make_pair(*kind, stem.substr(underscore + 1));
+}
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string join(const std::vector<std::string>& items, const std::string& separator) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : separator) + item;
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> closest_names(const std::string& word,
+                                       const std::vector<std::string>& candidates,
+                                       std::size_t count) {
+  std::vector<std::pair<std::size_t, std::string>> scored;
+  const std::size_t tolerance = std::max<std::size_t>(2, word.size() / 3);
+  for (const auto& candidate : candidates) {
+    const std::size_t distance = edit_distance(word, candidate);
+    const bool prefix = !word.empty() && candidate.rfind(word, 0) == 0;
+    if (distance <= tolerance || prefix) scored.emplace_back(distance, candidate);
+  }
+  std::sort(scored.begin(), scored.end());
+  std::vector<std::string> result;
+  for (std::size_t i = 0; i < scored.size() && i < count; ++i) result.push_back(scored[i].second);
+  return result;
+}
+
+Registry::Registry(std::vector<std::string> search_path) : search_path_(std::move(search_path)) {}
+
+std::string Registry::builtin_plugin_folder() {
+  // The folder of libpelab_core.so itself, wherever it was loaded from.
+  const fs::path core = boost::dll::this_line_location();
+  return (core.parent_path() / "pelab" / "plugins").string();
+}
+
+std::vector<std::string> Registry::default_search_path(
+    const std::vector<std::string>& command_line_folders) {
+  std::vector<std::string> path = command_line_folders;
+  if (const char* env = std::getenv("PELAB_PLUGIN_PATH")) {
+    std::string folders = env;
+    std::size_t start = 0;
+    while (start <= folders.size()) {
+      const std::size_t end = std::min(folders.find(':', start), folders.size());
+      if (end > start) path.push_back(folders.substr(start, end - start));
+      start = end + 1;
+    }
+  }
+  path.push_back(builtin_plugin_folder());
+  return path;
+}
+
+std::string Registry::find_file(PluginKind kind, const std::string& name) const {
+  const std::string file_name = plugin_file_name(kind, name);
+  for (const auto& folder : search_path_) {
+    const fs::path candidate = fs::path(folder) / file_name;
+    boost::system::error_code error;
+    if (fs::is_regular_file(candidate, error)) return candidate.string();
+  }
+  return "";
+}
+
+std::vector<std::string> Registry::available(PluginKind kind) const {
+  std::vector<std::string> names;
+  for (const auto& folder : search_path_) {
+    boost::system::error_code error;
+    for (fs::directory_iterator it(folder, error), end; !error && it != end; it.increment(error)) {
+      auto parsed = parse_file_name(it->path().filename().string());
+      if (parsed && parsed->first == kind &&
+          std::find(names.begin(), names.end(), parsed->second) == names.end()) {
+        names.push_back(parsed->second);
+      }
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+const LoadedPlugin& Registry::get(PluginKind kind, const std::string& name) {
+  auto cached = by_name_.find({kind, name});
+  if (cached != by_name_.end()) return *cached->second;
+
+  const std::string file = find_file(kind, name);
+  if (file.empty()) {
+    std::string message = fmt::format(
+        "no {} plugin named '{}': looked for {} in {}.", describe(kind), name,
+        plugin_file_name(kind, name), search_path_.empty() ? "(empty search path)"
+                                                           : join(search_path_, ", "));
+    const auto suggestions = closest_names(name, available(kind));
+    if (!suggestions.empty()) message += fmt::format(" Did you mean {}?", join(suggestions, ", "));
+    message += " Run `pelab plugins` to list them; add folders with --plugin-path or "
+               "PELAB_PLUGIN_PATH.";
+    fail(LoadFailure::kUnknownName, "", message);
+  }
+  const LoadedPlugin& plugin = load_file(file);
+  if (plugin.kind() != kind || plugin.name() != name) {
+    fail(LoadFailure::kMalformedInfo, file,
+         fmt::format("{}: the file name promises the {} plugin '{}' but it declares the {} "
+                     "plugin '{}'; rename the file or fix the plugin's registration",
+                     file, describe(kind), name, describe(plugin.kind()), plugin.name()));
+  }
+  return plugin;
+}
+
+const LoadedPlugin& Registry::load_file(const std::string& file) {
+  boost::system::error_code error;
+  if (!fs::exists(file, error)) {
+    fail(LoadFailure::kFileNotFound, file, fmt::format("plugin file '{}' does not exist", file));
+  }
+  const std::string canonical = fs::canonical(file, error).string();
+  if (auto it = by_file_.find(canonical); it != by_file_.end()) return *it->second;
+
+  if (!fs::is_regular_file(canonical, error) || !has_elf_header(canonical)) {
+    fail(LoadFailure::kNotASharedLibrary, file,
+         fmt::format("'{}' is not a shared library (no ELF header); a plugin is a .so built with "
+                     "pelab_add_plugin()",
+                     file));
+  }
+
+  boost::dll::shared_library library;
+  library.load(canonical, error, boost::dll::load_mode::rtld_lazy);
+  if (error) {
+    fail(LoadFailure::kCannotLoad, file,
+         fmt::format("'{}' cannot be loaded: {} (a missing dependency or an undefined symbol; "
+                     "check it with `ldd -r {}`)",
+                     file, error.message(), file));
+  }
+  if (!library.has(kPluginEntryName)) {
+    fail(LoadFailure::kNoEntry, file,
+         fmt::format("'{}' is a shared library but not a pelab plugin: it exports no '{}' entry "
+                     "(register the plugin with PELAB_REGISTER_PLUGIN)",
+                     file, kPluginEntryName));
+  }
+  const PluginInfo* info = library.get_alias<PluginEntry>(kPluginEntryName)();
+  if (info == nullptr) {
+    fail(LoadFailure::kMalformedInfo, file,
+         fmt::format("'{}': its '{}' entry returned no plugin info", file, kPluginEntryName));
+  }
+  if (info->api_version != kPluginApiVersion) {
+    fail(LoadFailure::kApiVersionMismatch, file,
+         fmt::format("'{}' was built for pelab plugin API version {}, but this pelab expects "
+                     "version {}; {}",
+                     file, info->api_version, kPluginApiVersion, kRebuildHint));
+  }
+  const char* torch_version = info->torch_version ? info->torch_version : "(none)";
+  if (std::strcmp(torch_version, TORCH_VERSION) != 0) {
+    fail(LoadFailure::kTorchVersionMismatch, file,
+         fmt::format("'{}' was built against LibTorch {}, but this pelab uses LibTorch {}; {}",
+                     file, torch_version, TORCH_VERSION, kRebuildHint));
+  }
+  const char* abi = info->cxx_abi ? info->cxx_abi : "(none)";
+  if (std::strcmp(abi, PELAB_CXX_ABI_TAG) != 0) {
+    fail(LoadFailure::kAbiMismatch, file,
+         fmt::format("'{}' was built for the C++ ABI '{}', but this pelab uses '{}'; build it "
+                     "with the same compiler and _GLIBCXX_USE_CXX11_ABI as pelab",
+                     file, abi, PELAB_CXX_ABI_TAG));
+  }
+
+  const int kind = static_cast<int>(info->kind);
+  const bool kind_valid = kind >= 0 && kind <= static_cast<int>(PluginKind::kProbe);
+  const bool has_factory =
+      kind_valid && ((info->kind == PluginKind::kPositionalEncoding &&
+                      info->create_positional_encoding) ||
+                     (info->kind == PluginKind::kInitializer && info->create_initializer) ||
+                     (info->kind == PluginKind::kTask && info->create_task) ||
+                     (info->kind == PluginKind::kProbe && info->create_probe));
+  if (!kind_valid || !has_factory || info->name == nullptr || *info->name == '\0' ||
+      info->declare_params == nullptr) {
+    fail(LoadFailure::kMalformedInfo, file,
+         fmt::format("'{}': its plugin info is incomplete (kind {}, name '{}', factory {}, "
+                     "parameter declaration {})",
+                     file, kind, info->name ? info->name : "", has_factory ? "set" : "missing",
+                     info->declare_params ? "set" : "missing"));
+  }
+
+  const auto key = std::make_pair(info->kind, std::string(info->name));
+  if (auto existing = by_name_.find(key); existing != by_name_.end()) {
+    fail(LoadFailure::kDuplicateName, file,
+         fmt::format("'{}' declares the {} plugin '{}', already loaded from '{}'; remove one of "
+                     "them or rename the plugin",
+                     file, describe(info->kind), info->name, existing->second->file));
+  }
+
+  auto plugin = std::make_unique<LoadedPlugin>();
+  plugin->info = info;
+  plugin->file = canonical;
+  try {
+    info->declare_params(plugin->schema);
+  } catch (const std::exception& e) {
+    fail(LoadFailure::kMalformedInfo, file,
+         fmt::format("'{}': declaring its parameters failed: {}", file, e.what()));
+  }
+  resident_libraries().push_back(std::move(library));
+  const LoadedPlugin* loaded = plugin.get();
+  by_file_[canonical] = std::move(plugin);
+  by_name_[key] = loaded;
+  return *loaded;
+}
+
+std::vector<DiscoveredPlugin> Registry::discover() {
+  std::vector<DiscoveredPlugin> found;
+  std::map<std::string, std::string> first_with_name;  // file name -> first path that had it
+  for (const auto& folder : search_path_) {
+    boost::system::error_code error;
+    std::vector<fs::path> files;
+    for (fs::directory_iterator it(folder, error), end; !error && it != end; it.increment(error)) {
+      if (parse_file_name(it->path().filename().string())) files.push_back(it->path());
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& path : files) {
+      DiscoveredPlugin entry;
+      entry.file = path.string();
+      auto [first, inserted] = first_with_name.emplace(path.filename().string(), entry.file);
+      if (!inserted) {
+        entry.shadowed_by = first->second;
+      } else {
+        try {
+          auto parsed = parse_file_name(path.filename().string());
+          entry.plugin = &get(parsed->first, parsed->second);
+        } catch (const Error& e) {
+          entry.error = e.what();
+        }
+      }
+      found.push_back(std::move(entry));
+    }
+  }
+  return found;
+}
+
+const LoadedPlugin& Registry::checked(const PluginSpec& spec, PluginKind expected) {
+  PELAB_INTERNAL_ASSERT(spec.kind == expected, "asked for a {} from a {} spec", describe(expected),
+                        describe(spec.kind));
+  return get(expected, spec.name);
+}
+
+namespace {
+std::string data_dir_of(const std::string& plugin_file, const std::string& name) {
+  // <prefix>/lib/pelab/plugins/libpelab_x.so -> <prefix>/share/pelab/<name>
+  const fs::path prefix = fs::path(plugin_file).parent_path().parent_path().parent_path().parent_path();
+  return (prefix / "share" / "pelab" / name).string();
+}
+
+template <typename T>
+std::shared_ptr<T> checked_result(std::shared_ptr<T> object, const LoadedPlugin& plugin) {
+  PELAB_CHECK(object != nullptr, "the {} plugin '{}' ({}) returned nothing from its factory",
+              describe(plugin.kind()), plugin.name(), plugin.file);
+  return object;
+}
+}  // namespace
+
+std::shared_ptr<PositionalEncoding> Registry::create_positional_encoding(
+    const PluginSpec& spec, const Layout& layout, const ModelShape& shape) {
+  const LoadedPlugin& plugin = checked(spec, PluginKind::kPositionalEncoding);
+  PluginContext context{spec.params, *this, plugin.file, data_dir_of(plugin.file, spec.name)};
+  return checked_result(plugin.info->create_positional_encoding(context, layout, shape), plugin);
+}
+
+std::shared_ptr<Initializer> Registry::create_initializer(const PluginSpec& spec) {
+  const LoadedPlugin& plugin = checked(spec, PluginKind::kInitializer);
+  PluginContext context{spec.params, *this, plugin.file, data_dir_of(plugin.file, spec.name)};
+  return checked_result(plugin.info->create_initializer(context), plugin);
+}
+
+std::shared_ptr<Task> Registry::create_task(const PluginSpec& spec) {
+  const LoadedPlugin& plugin = checked(spec, PluginKind::kTask);
+  PluginContext context{spec.params, *this, plugin.file, data_dir_of(plugin.file, spec.name)};
+  return checked_result(plugin.info->create_task(context), plugin);
+}
+
+std::shared_ptr<Probe> Registry::create_probe(const PluginSpec& spec) {
+  const LoadedPlugin& plugin = checked(spec, PluginKind::kProbe);
+  PluginContext context{spec.params, *this, plugin.file, data_dir_of(plugin.file, spec.name)};
+  return checked_result(plugin.info->create_probe(context), plugin);
+}
+
+}  // namespace pelab

@@ -1,0 +1,174 @@
+#include "pelab/run_io.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <boost/filesystem.hpp>
+#include <fmt/format.h>
+#include <torch/torch.h>
+
+#include "pelab/error.h"
+
+namespace pelab {
+
+namespace fs = boost::filesystem;
+
+void write_file_atomically(const std::string& path, const std::string& contents) {
+  const fs::path target(path);
+  if (target.has_parent_path()) fs::create_directories(target.parent_path());
+  const std::string temporary = fmt::format("{}.tmp.{}", path, ::getpid());
+  {
+    std::FILE* file = std::fopen(temporary.c_str(), "wb");
+    PELAB_CHECK(file != nullptr, "cannot write '{}': {}", temporary, std::strerror(errno));
+    const bool written = std::fwrite(contents.data(), 1, contents.size(), file) == contents.size();
+    const bool flushed = std::fflush(file) == 0 && ::fsync(::fileno(file)) == 0;
+    const bool closed = std::fclose(file) == 0;
+    if (!(written && flushed && closed)) {
+      std::remove(temporary.c_str());
+      throw Error(fmt::format("cannot write '{}' (disk full?)", path));
+    }
+  }
+  PELAB_CHECK(std::rename(temporary.c_str(), path.c_str()) == 0, "cannot rename '{}' to '{}': {}",
+              temporary, path, std::strerror(errno));
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  PELAB_CHECK(in.good(), "cannot read '{}': {}", path,
+              fs::exists(path) ? "permission denied or not a file" : "no such file");
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+namespace {
+
+struct NpyType {
+  torch::ScalarType scalar;
+  const char* descr;
+};
+
+constexpr NpyType kNpyTypes[] = {
+    {torch::kFloat32, "<f4"}, {torch::kFloat64, "<f8"}, {torch::kInt32, "<i4"},
+    {torch::kInt64, "<i8"},   {torch::kUInt8, "|u1"},   {torch::kBool, "|b1"},
+};
+
+const NpyType* npy_type(torch::ScalarType scalar) {
+  for (const auto& type : kNpyTypes) {
+    if (type.scalar == scalar) return &type;
+  }
+  return nullptr;
+}
+
+const NpyType* npy_type(const std::string& descr) {
+  for (const auto& type : kNpyTypes) {
+    if (descr == type.descr) return &type;
+  }
+  return nullptr;
+}
+
+constexpr char kNpyMagic[] = "\x93NUMPY";
+
+}  // namespace
+
+std::string to_npy(const torch::Tensor& tensor) {
+  PELAB_INTERNAL_ASSERT(tensor.defined(), "cannot write an undefined tensor");
+  const NpyType* type = npy_type(tensor.scalar_type());
+  PELAB_CHECK(type != nullptr, "cannot write a {} tensor as .npy", c10::toString(tensor.scalar_type()));
+  const torch::Tensor data = tensor.detach().to(torch::kCPU).contiguous();
+
+  std::string shape;
+  for (std::int64_t i = 0; i < data.dim(); ++i) shape += fmt::format("{}, ", data.size(i));
+  if (data.dim() > 1) shape.resize(shape.size() - 2);  // "(3,)" for 1D, "(2, 3)" otherwise
+  if (data.dim() == 1) shape.pop_back();
+  std::string header = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({}), }}",
+                                   type->descr, shape);
+  // Magic (6) + version (2) + header length (2) + header + '\n' is a multiple of 64.
+  const std::size_t unpadded = 10 + header.size() + 1;
+  header.append((64 - unpadded % 64) % 64, ' ');
+  header += '\n';
+
+  std::string out(kNpyMagic, 6);
+  out += '\x01';
+  out += '\x00';
+  out += static_cast<char>(header.size() & 0xff);
+  out += static_cast<char>((header.size() >> 8) & 0xff);
+  out += header;
+  out.append(static_cast<const char*>(data.data_ptr()), data.numel() * data.element_size());
+  return out;
+}
+
+torch::Tensor from_npy(const std::string& bytes, const std::string& what) {
+  PELAB_CHECK(bytes.size() >= 10 && bytes.compare(0, 6, kNpyMagic, 6) == 0,
+              "{}: not a .npy file (bad magic)", what);
+  const int major = static_cast<unsigned char>(bytes[6]);
+  std::size_t header_length = 0;
+  std::size_t offset = 0;
+  if (major == 1) {
+    header_length = static_cast<unsigned char>(bytes[8]) |
+                    (static_cast<std::size_t>(static_cast<unsigned char>(bytes[9])) << 8);
+    offset = 10;
+  } else {
+    PELAB_CHECK(bytes.size() >= 12 && (major == 2 || major == 3),
+                "{}: unsupported .npy version {}", what, major);
+    for (int i = 0; i < 4; ++i) {
+      header_length |= static_cast<std::size_t>(static_cast<unsigned char>(bytes[8 + i])) << (8 * i);
+    }
+    offset = 12;
+  }
+  PELAB_CHECK(bytes.size() >= offset + header_length, "{}: truncated .npy header", what);
+  const std::string header = bytes.substr(offset, header_length);
+
+  auto field = [&](const std::string& key) {
+    const auto at = header.find("'" + key + "'");
+    PELAB_CHECK(at != std::string::npos, "{}: .npy header lacks '{}'", what, key);
+    return header.substr(header.find(':', at) + 1);
+  };
+  std::string descr = field("descr");
+  descr = descr.substr(descr.find('\'') + 1);
+  descr = descr.substr(0, descr.find('\''));
+  const NpyType* type = npy_type(descr);
+  PELAB_CHECK(type != nullptr, "{}: unsupported .npy dtype '{}'", what, descr);
+  PELAB_CHECK(field("fortran_order").find("False") < field("fortran_order").find(','),
+              "{}: Fortran-ordered .npy arrays are not supported", what);
+  std::string shape_text = field("shape");
+  shape_text = shape_text.substr(shape_text.find('(') + 1);
+  shape_text = shape_text.substr(0, shape_text.find(')'));
+  std::vector<std::int64_t> shape;
+  std::stringstream parts(shape_text);
+  for (std::string part; std::getline(parts, part, ',');) {
+    if (part.find_first_not_of(' ') != std::string::npos) shape.push_back(std::stoll(part));
+  }
+
+  torch::Tensor tensor = torch::empty(shape, torch::TensorOptions().dtype(type->scalar));
+  const std::size_t payload = tensor.numel() * tensor.element_size();
+  const std::size_t data_offset = offset + header_length;
+  PELAB_CHECK(bytes.size() - data_offset == payload, "{}: .npy payload is {} bytes, expected {}",
+              what, bytes.size() - data_offset, payload);
+  std::memcpy(tensor.data_ptr(), bytes.data() + data_offset, payload);
+  return tensor;
+}
+
+void write_npy(const std::string& path, const torch::Tensor& tensor) {
+  write_file_atomically(path, to_npy(tensor));
+}
+
+torch::Tensor read_npy(const std::string& path) { return from_npy(read_file(path), path); }
+
+std::string csv_field(const std::string& field) {
+  if (field.find_first_of(",\"\n\r") == std::string::npos) return field;
+  std::string out = "\"";
+  for (char c : field) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string format_number(double value) { return fmt::format("{}", value); }
+
+}  // namespace pelab

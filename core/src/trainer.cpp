@@ -1,0 +1,128 @@
+#include "pelab/trainer.h"
+
+#include <cmath>
+
+#include <torch/torch.h>
+
+#include "pelab/error.h"
+
+namespace pelab {
+
+TrainConfig TrainConfig::from_params(const Params& params) {
+  TrainConfig config;
+  config.optimizer = params.string("optimizer");
+  config.lr = params.real("lr");
+  config.weight_decay = params.real("weight_decay");
+  config.momentum = params.real("momentum");
+  config.batch_size = params.integer("batch_size");
+  config.epochs = params.integer("epochs");
+  config.eval_every = params.integer("eval_every");
+  config.checkpoint_every = params.integer("checkpoint_every");
+  config.shuffle = params.boolean("shuffle");
+  config.eval_batch_size = params.integer("eval_batch_size");
+  return config;
+}
+
+namespace {
+
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainConfig& config,
+                                                        std::vector<torch::Tensor> parameters) {
+  if (config.optimizer == "adamw") {
+    return std::make_unique<torch::optim::AdamW>(
+        parameters, torch::optim::AdamWOptions(config.lr).weight_decay(config.weight_decay));
+  }
+  if (config.optimizer == "adam") {
+    return std::make_unique<torch::optim::Adam>(
+        parameters, torch::optim::AdamOptions(config.lr).weight_decay(config.weight_decay));
+  }
+  PELAB_CHECK(config.optimizer == "sgd", "unknown optimizer '{}': use adamw, adam or sgd",
+              config.optimizer);
+  return std::make_unique<torch::optim::SGD>(
+      parameters, torch::optim::SGDOptions(config.lr)
+                      .momentum(config.momentum)
+                      .weight_decay(config.weight_decay));
+}
+
+}  // namespace
+
+Trainer::Trainer(TransformerEncoder& model, Task& task, const TrainConfig& config)
+    : model_(model), task_(task), config_(config), split_names_(task.splits()) {
+  PELAB_CHECK(!split_names_.empty(), "the task declares no splits");
+  const Layout layout = task.layout();
+  for (const auto& split : split_names_) {
+    Dataset dataset = task.load(split);
+    dataset.validate("split '" + split + "'", layout.tokens, task.input_size(),
+                     task.num_classes());
+    datasets_.emplace(split, std::move(dataset));
+  }
+  PELAB_CHECK(datasets_.at(split_names_.front()).size() > 0, "the training split '{}' is empty",
+              split_names_.front());
+  optimizer_ = make_optimizer(config_, model_.parameters());
+}
+
+std::int64_t Trainer::steps_per_epoch() const {
+  const std::int64_t samples = datasets_.at(split_names_.front()).size();
+  return (samples + config_.batch_size - 1) / config_.batch_size;
+}
+
+double Trainer::train_epoch() {
+  model_.train();
+  const Dataset& train = datasets_.at(split_names_.front());
+  const std::int64_t samples = train.size();
+  const torch::Tensor order =
+      config_.shuffle ? torch::randperm(samples, torch::kInt64) : torch::arange(samples);
+  const auto perturb = [this](const torch::Tensor& x) { return task_.perturb_embedding(x, true); };
+
+  double loss_sum = 0.0;
+  for (std::int64_t start = 0, step = 0; start < samples; start += config_.batch_size, ++step) {
+    const torch::Tensor index = order.slice(0, start, std::min(start + config_.batch_size, samples));
+    const torch::Tensor inputs = train.inputs.index_select(0, index);
+    const torch::Tensor targets = train.targets.index_select(0, index);
+    optimizer_->zero_grad();
+    const torch::Tensor loss = torch::nll_loss(model_.forward(inputs, perturb), targets);
+    const double value = loss.item<double>();
+    PELAB_CHECK(std::isfinite(value),
+                "the training loss became {} at step {} of the epoch; lower the learning rate or "
+                "check the initialisation scale",
+                value, step);
+    loss.backward();
+    optimizer_->step();
+    loss_sum += value * static_cast<double>(index.size(0));
+  }
+  return loss_sum / static_cast<double>(samples);
+}
+
+std::vector<MetricRow> Trainer::evaluate(std::int64_t epoch) {
+  model_.eval();
+  c10::InferenceMode inference;
+  const auto perturb = [this](const torch::Tensor& x) { return task_.perturb_embedding(x, false); };
+  std::vector<MetricRow> rows;
+  for (const auto& split : split_names_) {
+    const Dataset& data = datasets_.at(split);
+    if (data.size() == 0) continue;
+    std::vector<torch::Tensor> losses, correct;
+    for (std::int64_t start = 0; start < data.size(); start += config_.eval_batch_size) {
+      const std::int64_t end = std::min(start + config_.eval_batch_size, data.size());
+      const torch::Tensor log_probs = model_.forward(data.inputs.slice(0, start, end), perturb);
+      const torch::Tensor targets = data.targets.slice(0, start, end);
+      losses.push_back(torch::nll_loss(log_probs, targets, {}, at::Reduction::None));
+      correct.push_back(log_probs.argmax(1).eq(targets).to(torch::kFloat64));
+    }
+    const torch::Tensor loss = torch::cat(losses).to(torch::kFloat64);
+    const torch::Tensor hits = torch::cat(correct);
+    rows.push_back({epoch, split, "all", "loss", loss.mean().item<double>()});
+    rows.push_back({epoch, split, "all", "accuracy", hits.mean().item<double>()});
+    if (!data.groups.defined()) continue;
+    for (std::size_t group = 0; group < data.group_names.size(); ++group) {
+      const torch::Tensor mask = data.groups.eq(static_cast<std::int64_t>(group));
+      if (mask.sum().item<std::int64_t>() == 0) continue;
+      rows.push_back({epoch, split, data.group_names[group], "loss",
+                      loss.masked_select(mask).mean().item<double>()});
+      rows.push_back({epoch, split, data.group_names[group], "accuracy",
+                      hits.masked_select(mask).mean().item<double>()});
+    }
+  }
+  return rows;
+}
+
+}  // namespace pelab

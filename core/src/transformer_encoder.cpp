@@ -1,0 +1,188 @@
+#include "pelab/transformer_encoder.h"
+
+#include <cmath>
+
+#include <torch/torch.h>
+
+#include "pelab/error.h"
+
+namespace pelab {
+
+ModelConfig ModelConfig::from_params(const Params& params) {
+  ModelConfig config;
+  config.layers = params.integer("layers");
+  config.d_model = params.integer("d_model");
+  config.heads = params.integer("heads");
+  config.mlp_ratio = params.integer("mlp_ratio");
+  config.norm = params.string("norm") == "pre" ? Norm::kPre : Norm::kPost;
+  config.final_gelu = params.boolean("final_gelu");
+  const std::string& placement = params.string("pe_placement");
+  config.pe_placement = placement == "input"    ? Placement::kInputOnly
+                        : placement == "shared" ? Placement::kShared
+                                                : Placement::kEveryBlock;
+  config.readout = params.string("readout") == "mean" ? Readout::kMean : Readout::kLastToken;
+  return config;
+}
+
+SelfAttentionImpl::SelfAttentionImpl(std::int64_t d_model, std::int64_t heads)
+    : d_model_(d_model), heads_(heads) {
+  PELAB_CHECK(heads > 0 && d_model % heads == 0, "heads ({}) must divide d_model ({})", heads,
+              d_model);
+  // torch::nn::MultiheadAttention's initialisation: Xavier-uniform fused in-projection, zero
+  // biases, the out-projection's weight as a default Linear.
+  in_proj_weight = register_parameter("in_proj_weight", torch::empty({3 * d_model, d_model}));
+  in_proj_bias = register_parameter("in_proj_bias", torch::zeros({3 * d_model}));
+  out_proj = register_module("out_proj", torch::nn::Linear(d_model, d_model));
+  torch::nn::init::xavier_uniform_(in_proj_weight);
+  torch::nn::init::zeros_(out_proj->bias);
+}
+
+torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x, PositionalEncoding* pe,
+                                         torch::Tensor* weights) {
+  const std::int64_t batch = x.size(0);
+  const std::int64_t tokens = x.size(1);
+  const std::int64_t head_dim = d_model_ / heads_;
+
+  // One GEMM for q, k and v; then [batch, heads, tokens, head_dim] views.
+  const torch::Tensor qkv = torch::nn::functional::linear(x, in_proj_weight, in_proj_bias)
+                                .view({batch, tokens, 3, heads_, head_dim})
+                                .permute({2, 0, 3, 1, 4});
+  torch::Tensor q = qkv[0];
+  torch::Tensor k = qkv[1];
+  const torch::Tensor v = qkv[2];
+  if (pe != nullptr && pe->has_hook(PositionalEncoding::kRotary)) {
+    std::tie(q, k) = pe->rotate(q, k);
+  }
+  torch::Tensor logits = torch::matmul(q * (1.0 / std::sqrt(static_cast<double>(head_dim))),
+                                       k.transpose(-2, -1));
+  if (pe != nullptr && pe->has_hook(PositionalEncoding::kAttentionBias)) {
+    logits = logits + pe->attention_bias();
+  }
+  const torch::Tensor probabilities = torch::softmax(logits, -1);
+  if (weights != nullptr) *weights = probabilities.detach();
+  const torch::Tensor context =
+      torch::matmul(probabilities, v).transpose(1, 2).reshape({batch, tokens, d_model_});
+  return out_proj->forward(context);
+}
+
+EncoderBlockImpl::EncoderBlockImpl(const ModelConfig& config) : config_(config) {
+  attention = register_module("attention", SelfAttention(config.d_model, config.heads));
+  linear1 = register_module(
+      "linear1", torch::nn::Linear(config.d_model, config.d_model * config.mlp_ratio));
+  linear2 = register_module(
+      "linear2", torch::nn::Linear(config.d_model * config.mlp_ratio, config.d_model));
+  norm1 = register_module("norm1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({config.d_model})));
+  norm2 = register_module("norm2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({config.d_model})));
+}
+
+torch::Tensor EncoderBlockImpl::forward(const torch::Tensor& x, PositionalEncoding* pe,
+                                        torch::Tensor* weights) {
+  auto mlp = [&](const torch::Tensor& h) {
+    torch::Tensor out = linear2->forward(torch::gelu(linear1->forward(h)));
+    return config_.final_gelu ? torch::gelu(out) : out;
+  };
+  if (config_.norm == ModelConfig::Norm::kPost) {
+    const torch::Tensor h = norm1->forward(x + attention->forward(x, pe, weights));
+    return norm2->forward(h + mlp(h));
+  }
+  const torch::Tensor h = x + attention->forward(norm1->forward(x), pe, weights);
+  return h + mlp(norm2->forward(h));
+}
+
+TransformerEncoder::TransformerEncoder(const ModelConfig& config, std::int64_t input_size,
+                                       std::int64_t num_classes,
+                                       const PositionalEncodingFactory& make_pe)
+    : config_(config) {
+  PELAB_CHECK(config.layers > 0, "a model needs at least one block");
+  input_projection_ =
+      register_module("input_projection", torch::nn::Linear(input_size, config.d_model));
+
+  ModelShape shape{config.d_model, config.heads, config.layers, 0};
+  const bool one_pe = config.pe_placement != ModelConfig::Placement::kEveryBlock;
+  if (one_pe && make_pe) {
+    shape.block = config.pe_placement == ModelConfig::Placement::kShared ? -1 : 0;
+    pes_.push_back(make_pe(shape));
+    register_module("pe", pes_.back());
+  }
+  for (std::int64_t block = 0; block < config.layers; ++block) {
+    if (!one_pe && make_pe) {
+      shape.block = block;
+      pes_.push_back(make_pe(shape));
+      register_module("pe" + std::to_string(block), pes_.back());
+    }
+    blocks_.push_back(register_module("block" + std::to_string(block), EncoderBlock(config)));
+  }
+  for (const auto& pe : pes_) PELAB_INTERNAL_ASSERT(pe != nullptr, "a PE factory returned null");
+  head_ = register_module("head", torch::nn::Linear(config.d_model, num_classes));
+}
+
+PositionalEncoding* TransformerEncoder::pe_for_block(std::int64_t block) const {
+  if (pes_.empty()) return nullptr;
+  switch (config_.pe_placement) {
+    case ModelConfig::Placement::kEveryBlock: return pes_.at(block).get();
+    case ModelConfig::Placement::kInputOnly: return block == 0 ? pes_.front().get() : nullptr;
+    case ModelConfig::Placement::kShared: return pes_.front().get();
+  }
+  return nullptr;
+}
+
+torch::Tensor TransformerEncoder::encode(
+    const torch::Tensor& inputs, const std::function<torch::Tensor(const torch::Tensor&)>& perturb,
+    std::vector<torch::Tensor>* weights) {
+  torch::Tensor x = input_projection_->forward(inputs);
+  if (perturb) x = perturb(x);
+  for (std::size_t block = 0; block < blocks_.size(); ++block) {
+    PositionalEncoding* pe = pe_for_block(static_cast<std::int64_t>(block));
+    if (pe != nullptr && pe->has_hook(PositionalEncoding::kAdditive)) x = pe->embed(x);
+    torch::Tensor block_weights;
+    x = blocks_[block]->forward(x, pe, weights ? &block_weights : nullptr);
+    if (weights) weights->push_back(block_weights);
+  }
+  return x;
+}
+
+torch::Tensor TransformerEncoder::forward(
+    const torch::Tensor& inputs, const std::function<torch::Tensor(const torch::Tensor&)>& perturb) {
+  const torch::Tensor encoded = encode(inputs, perturb, nullptr);
+  const torch::Tensor readout = config_.readout == ModelConfig::Readout::kLastToken
+                                    ? encoded.select(1, encoded.size(1) - 1)
+                                    : encoded.mean(1);
+  return torch::log_softmax(head_->forward(readout), -1);
+}
+
+std::vector<torch::Tensor> TransformerEncoder::attention_maps(const torch::Tensor& inputs) {
+  std::vector<torch::Tensor> weights;
+  torch::NoGradGuard no_grad;
+  encode(inputs, {}, &weights);
+  return weights;
+}
+
+PESnapshot TransformerEncoder::snapshot(std::int64_t epoch) const {
+  torch::NoGradGuard no_grad;
+  PESnapshot snapshot;
+  snapshot.epoch = epoch;
+  std::vector<torch::Tensor> tables, kernels;
+  for (const auto& pe : pes_) {
+    const torch::Tensor table = pe->table();
+    if (table.defined()) {
+      tables.push_back(table.detach().to(torch::kCPU, torch::kFloat32).clone());
+      continue;  // a probe derives any kernel it needs from the table
+    }
+    const torch::Tensor kernel = pe->kernel();
+    if (kernel.defined()) {
+      kernels.push_back(kernel.detach().to(torch::kCPU, torch::kFloat32).clone());
+    }
+  }
+  // One entry per distinct PE: per block, or a single one when it is shared or input-only.
+  if (!tables.empty() && tables.size() == pes_.size()) snapshot.tables = torch::stack(tables);
+  if (!kernels.empty() && kernels.size() == pes_.size()) snapshot.kernels = torch::stack(kernels);
+  return snapshot;
+}
+
+std::int64_t TransformerEncoder::parameter_count() const {
+  std::int64_t count = 0;
+  for (const auto& parameter : parameters()) count += parameter.numel();
+  return count;
+}
+
+}  // namespace pelab
