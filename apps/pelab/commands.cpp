@@ -1,19 +1,25 @@
 #include "commands.h"
 
+#include <spawn.h>
+#include <sys/wait.h>
+
 #include <cmath>
 #include <cstdio>
 #include <map>
 #include <set>
+#include <thread>
 
-#include <boost/filesystem.hpp>
 #include <fmt/format.h>
 #include <torch/version.h>
+#include <boost/filesystem.hpp>
 
 #include "pelab/error.h"
 #include "pelab/manifest.h"
 #include "pelab/registry.h"
 #include "pelab/run.h"
 #include "pelab/run_io.h"
+
+extern char** environ;
 
 namespace pelab::cli {
 
@@ -25,7 +31,9 @@ Registry make_registry(const Options& options) {
   return Registry(Registry::default_search_path(options.plugin_folders));
 }
 
-std::string kind_column(PluginKind kind) { return to_string(kind); }
+std::string kind_column(PluginKind kind) {
+  return to_string(kind);
+}
 
 std::string shorten(const std::string& text, std::size_t width) {
   return text.size() <= width ? text : text.substr(0, width - 3) + "...";
@@ -54,11 +62,13 @@ Statistic summarise(const std::vector<double>& values) {
   Statistic s;
   s.n = values.size();
   if (values.empty()) return s;
-  for (double v : values) s.mean += v;
+  for (double v : values)
+    s.mean += v;
   s.mean /= static_cast<double>(s.n);
   if (s.n > 1) {
     double squares = 0.0;
-    for (double v : values) squares += (v - s.mean) * (v - s.mean);
+    for (double v : values)
+      squares += (v - s.mean) * (v - s.mean);
     s.sem = std::sqrt(squares / static_cast<double>(s.n - 1)) / std::sqrt(static_cast<double>(s.n));
   }
   return s;
@@ -89,8 +99,8 @@ int list_plugins(const Options& options) {
       if (entry.plugin == nullptr || entry.plugin->kind() != kind) continue;
       const PluginInfo& info = *entry.plugin->info;
       std::printf("%-6s %-20s %-8s %-58s %s\n", kind_column(kind).c_str(), info.name,
-                  info.version ? info.version : "", shorten(info.summary ? info.summary : "", 58).c_str(),
-                  entry.file.c_str());
+                  info.version ? info.version : "",
+                  shorten(info.summary ? info.summary : "", 58).c_str(), entry.file.c_str());
       ++listed;
     }
   }
@@ -133,9 +143,11 @@ int describe(const Options& options) {
   if (kinds.empty()) {
     std::vector<std::string> all;
     for (PluginKind kind : kAllPluginKinds) {
-      for (const auto& name : registry.available(kind)) all.push_back(name);
+      for (const auto& name : registry.available(kind))
+        all.push_back(name);
     }
-    for (const auto& [name, schema] : sections) all.push_back(name);
+    for (const auto& [name, schema] : sections)
+      all.push_back(name);
     std::string message = fmt::format("no plugin named '{}'", options.name);
     const auto near = closest_names(options.name, all);
     if (!near.empty()) message += fmt::format("; did you mean '{}'?", near.front());
@@ -156,46 +168,155 @@ int validate(const Options& options) {
   std::printf("%s: valid. experiment '%s': %zu point(s) x seeds = %zu run(s)\n",
               options.manifest.c_str(), manifest.name().c_str(), manifest.points(),
               manifest.runs().size());
-  for (const auto& key : manifest.sweep_keys()) std::printf("  sweep: %s\n", key.c_str());
+  for (const auto& key : manifest.sweep_keys())
+    std::printf("  sweep: %s\n", key.c_str());
   return 0;
 }
+
+namespace {
+
+// Starts `pelab run ... --only <index> --quiet` for each run, at most `jobs` at a time, each with
+// cores / jobs intra-op threads unless the manifest fixes the thread count. Returns the indices of
+// the runs whose worker failed.
+// Intra-op threads of each of `jobs` concurrent runs: an equal share of the cores.
+std::int64_t threads_per_job(int jobs) {
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  return std::max<std::int64_t>(1, static_cast<std::int64_t>(cores) / jobs);
+}
+
+// The configuration a worker runs: the manifest's, with its share of the cores when the manifest
+// leaves the thread count to pelab.
+RunConfig worker_config(RunConfig config, int jobs) {
+  if (config.train.integer("threads") == 0) {
+    config.train.set("threads", threads_per_job(jobs), config.train.location("threads"));
+  }
+  return config;
+}
+
+std::vector<std::size_t> run_workers(const Options& options, const Manifest& manifest) {
+  const std::int64_t threads = threads_per_job(options.jobs);
+  std::vector<std::string> base;
+  for (std::size_t i = 0; i < options.arguments.size(); ++i) {
+    const std::string& arg = options.arguments[i];
+    if (arg == "--jobs" || arg == "-j") {
+      ++i;  // and its value
+      continue;
+    }
+    if (arg.rfind("--jobs=", 0) == 0 || (arg.rfind("-j", 0) == 0 && arg.size() > 2)) continue;
+    base.push_back(arg);
+  }
+  base[0] = fs::read_symlink("/proc/self/exe").string();
+
+  std::map<pid_t, std::size_t> running;
+  std::vector<std::size_t> failed;
+  std::size_t next = 0, done = 0;
+  const std::size_t total = manifest.runs().size();
+  auto reap = [&] {
+    int status = 0;
+    const pid_t pid = ::waitpid(-1, &status, 0);
+    if (pid <= 0) return;
+    const std::size_t index = running.at(pid);
+    running.erase(pid);
+    const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (!ok) failed.push_back(index);
+    const RunConfig& config = manifest.runs()[index];
+    std::printf("[%zu/%zu] %s seed %lld: %s\n", ++done, total,
+                config.point.empty() ? "default" : config.point.c_str(),
+                static_cast<long long>(config.seed), ok ? "done" : "FAILED");
+    std::fflush(stdout);
+  };
+  while (next < total || !running.empty()) {
+    if (next < total && running.size() < static_cast<std::size_t>(options.jobs)) {
+      std::vector<std::string> args = base;
+      args.insert(args.end(), {"--only", std::to_string(next), "--quiet"});
+      if (manifest.runs()[next].train.integer("threads") == 0) {
+        args.insert(args.end(), {"--set", fmt::format("train.threads={}", threads)});
+      }
+      std::vector<char*> argv;
+      for (auto& arg : args)
+        argv.push_back(arg.data());
+      argv.push_back(nullptr);
+      pid_t pid = 0;
+      PELAB_CHECK(::posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) == 0,
+                  "cannot start a worker process ({})", argv[0]);
+      running[pid] = next++;
+    } else {
+      reap();
+    }
+  }
+  return failed;
+}
+
+}  // namespace
 
 int run(const Options& options) {
   Registry registry = make_registry(options);
   const Manifest manifest = Manifest::from_file(options.manifest, registry, options.overrides);
   const std::size_t total = manifest.runs().size();
+  RunOptions run_options;
+  run_options.progress = !options.quiet;
+  run_options.force = options.force;
+
+  if (options.only >= 0) {  // a worker of --jobs
+    PELAB_CHECK(static_cast<std::size_t>(options.only) < total,
+                "--only {}: the manifest expands to {} runs", options.only, total);
+    execute_run(manifest.runs()[options.only], registry, options.output, run_options);
+    return 0;
+  }
+
   const std::string experiment_dir = (fs::path(options.output) / manifest.name()).string();
   std::printf("experiment '%s': %zu point(s), %zu run(s) -> %s\n", manifest.name().c_str(),
               manifest.points(), total, experiment_dir.c_str());
   std::fflush(stdout);
+  if (options.jobs > 1 && total > 1) {
+    const auto failed = run_workers(options, manifest);
+    if (!failed.empty()) {
+      std::string dirs;
+      for (std::size_t index : failed) {
+        dirs +=
+            "\n  " + (fs::path(options.output) / manifest.runs()[index].relative_dir()).string();
+      }
+      throw Error(fmt::format("{} of {} runs failed; see run.log and summary.json in:{}",
+                              failed.size(), total, dirs));
+    }
+  }
 
-  // point -> metric -> values over seeds, in run order.
+  // point -> metric -> values over seeds, in run order. Runs finished by workers (or earlier)
+  // are skipped here and only read back.
   std::vector<std::string> points;
   std::map<std::string, std::map<std::string, std::vector<double>>> values;
-  RunOptions run_options;
-  run_options.progress = !options.quiet;
-  run_options.force = options.force;
   for (std::size_t i = 0; i < total; ++i) {
     const RunConfig& config = manifest.runs()[i];
     const std::string label = config.point.empty() ? "default" : config.point;
-    std::printf("[%zu/%zu] %s seed %lld\n", i + 1, total, label.c_str(),
-                static_cast<long long>(config.seed));
-    std::fflush(stdout);
-    const RunOutcome outcome = execute_run(config, registry, options.output, run_options);
-    if (outcome.skipped) {
-      std::printf("        already finished (use --force to run it again)\n");
-    } else {
-      std::printf("        done in %.1f s\n", outcome.seconds);
+    const bool sequential = options.jobs <= 1 || total <= 1;
+    if (sequential) {
+      std::printf("[%zu/%zu] %s seed %lld\n", i + 1, total, label.c_str(),
+                  static_cast<long long>(config.seed));
+      std::fflush(stdout);
+    }
+    RunOptions collect = run_options;
+    collect.force = sequential && options.force;
+    const RunOutcome outcome =
+        execute_run(sequential ? config : worker_config(config, options.jobs), registry,
+                    options.output, collect);
+    if (sequential) {
+      if (outcome.skipped) {
+        std::printf("        already finished (use --force to run it again)\n");
+      } else {
+        std::printf("        done in %.1f s\n", outcome.seconds);
+      }
     }
     if (std::find(points.begin(), points.end(), label) == points.end()) points.push_back(label);
-    for (const auto& [key, value] : outcome.final_metrics) values[label][key].push_back(value);
+    for (const auto& [key, value] : outcome.final_metrics)
+      values[label][key].push_back(value);
   }
 
   // The accuracy of every split, overall, at the final epoch.
   std::vector<std::string> columns;
   for (const auto& [point, metrics] : values) {
     for (const auto& [key, seeds] : metrics) {
-      const bool overall_accuracy = key.size() > 13 && key.substr(key.size() - 13) == "/all/accuracy";
+      const bool overall_accuracy =
+          key.size() > 13 && key.substr(key.size() - 13) == "/all/accuracy";
       if (overall_accuracy && std::find(columns.begin(), columns.end(), key) == columns.end()) {
         columns.push_back(key);
       }

@@ -15,6 +15,9 @@ struct Options {
   std::string output = "runs";
   bool force = false;
   bool quiet = false;
+  int jobs = 1;
+  int only = -1;  // run only this run of the expansion (how `--jobs` starts its workers)
+  std::vector<std::string> arguments;  // the command line as given, to start workers with
 };
 
 std::string version_text();

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "commands.h"
 #include "pelab/error.h"
@@ -26,11 +26,10 @@ int main(int argc, char** argv) {
   auto* plugins = app.add_subcommand("plugins", "List the plugins on the plugin path");
   plugins->add_option("--kind", options.kind, "Only this kind: pe, init, task or probe");
 
-  auto* describe =
-      app.add_subcommand("describe", "Show a plugin's parameters (or those of a core section: "
-                                     "experiment, model, train)");
-  describe->add_option("name", options.name, "Plugin name, or experiment|model|train")
-      ->required();
+  auto* describe = app.add_subcommand("describe",
+                                      "Show a plugin's parameters (or those of a core section: "
+                                      "experiment, model, train)");
+  describe->add_option("name", options.name, "Plugin name, or experiment|model|train")->required();
   describe->add_option("--kind", options.kind, "The kind, when several kinds share the name");
 
   auto* validate = app.add_subcommand("validate", "Check a manifest without running it");
@@ -44,6 +43,12 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   run->add_flag("--force", options.force, "Re-run runs that already finished");
   run->add_flag("--quiet", options.quiet, "No progress lines");
+  run->add_option("--jobs,-j", options.jobs,
+                  "Runs at once, each in its own process with its share of the cores")
+      ->check(CLI::Range(1, 1024));
+  run->add_option("--only", options.only, "Run only the run with this index (0-based)")
+      ->group("");  // internal: how --jobs starts its workers
+  options.arguments.assign(argv, argv + argc);
 
   try {
     app.parse(argc, argv);

@@ -26,7 +26,8 @@ Layout Layout::grid(std::vector<std::int64_t> shape, std::vector<std::string> ax
   }
   auto mesh = torch::meshgrid(axes, "ij");  // row-major: axis 0 varies slowest
   std::vector<torch::Tensor> columns;
-  for (auto& m : mesh) columns.push_back(m.reshape({-1}));
+  for (auto& m : mesh)
+    columns.push_back(m.reshape({-1}));
   Layout layout;
   layout.coordinates = torch::stack(columns, 1).contiguous();
   layout.tokens = layout.coordinates.size(0);
@@ -48,7 +49,8 @@ void Layout::validate() const {
   }
   if (!grid_shape.empty()) {
     std::int64_t product = 1;
-    for (auto extent : grid_shape) product *= extent;
+    for (auto extent : grid_shape)
+      product *= extent;
     PELAB_CHECK(product == tokens, "layout grid shape {} holds {} cells, not {} tokens",
                 fmt::join(grid_shape, "x"), product, tokens);
   }

@@ -4,9 +4,9 @@
 #include <functional>
 #include <set>
 
-#include <boost/filesystem.hpp>
 #include <fmt/format.h>
 #include <toml++/toml.h>
+#include <boost/filesystem.hpp>
 
 #include "pelab/error.h"
 #include "pelab/registry.h"
@@ -17,8 +17,9 @@ namespace pelab {
 const ParamSchema& experiment_schema() {
   static const ParamSchema schema = [] {
     ParamSchema s;
-    s.string("name", "", "Name of the experiment: runs go to <out>/<name>/. Default: the "
-                         "manifest's file name without .toml.");
+    s.string("name", "",
+             "Name of the experiment: runs go to <out>/<name>/. Default: the "
+             "manifest's file name without .toml.");
     s.string("description", "", "Free text, copied into every run's config.toml.");
     s.integers("seeds", {0}, "Seeds to run every sweep point with (a sweep axis of its own).");
     return s;
@@ -59,8 +60,7 @@ const ParamSchema& train_schema() {
     s.integer("eval_every", 1,
               "Evaluate every split and snapshot the PE every k epochs (and at the end).")
         .at_least(1);
-    s.integer("checkpoint_every", 0,
-              "Write checkpoint.pt every k epochs; 0 = at every evaluation.")
+    s.integer("checkpoint_every", 0, "Write checkpoint.pt every k epochs; 0 = at every evaluation.")
         .at_least(0);
     s.boolean("shuffle", true, "Shuffle the training split every epoch (from the run's seed).");
     s.integer("eval_batch_size", 1024, "Batch size for evaluation.").at_least(1);
@@ -80,7 +80,8 @@ const std::vector<std::string> kSections = {"experiment", "task",  "model", "pe"
 
 std::string join(const std::vector<std::string>& items, const std::string& separator) {
   std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : separator) + item;
+  for (const auto& item : items)
+    out += (out.empty() ? "" : separator) + item;
   return out;
 }
 
@@ -95,14 +96,20 @@ std::string child_path(const std::string& parent, const std::string& key) {
 
 std::string describe_node(const toml::node& node) {
   switch (node.type()) {
-    case toml::node_type::string: return fmt::format("the string \"{}\"", *node.value<std::string>());
-    case toml::node_type::integer: return fmt::format("the integer {}", *node.value<std::int64_t>());
+    case toml::node_type::string:
+      return fmt::format("the string \"{}\"", *node.value<std::string>());
+    case toml::node_type::integer:
+      return fmt::format("the integer {}", *node.value<std::int64_t>());
     case toml::node_type::floating_point:
       return fmt::format("the float {}", format_number(*node.value<double>()));
-    case toml::node_type::boolean: return *node.value<bool>() ? "true" : "false";
-    case toml::node_type::array: return "an array";
-    case toml::node_type::table: return "a table";
-    default: return "a date or time";
+    case toml::node_type::boolean:
+      return *node.value<bool>() ? "true" : "false";
+    case toml::node_type::array:
+      return "an array";
+    case toml::node_type::table:
+      return "a table";
+    default:
+      return "a date or time";
   }
 }
 
@@ -225,8 +232,8 @@ class Resolver {
   Params resolve_section(const std::string& section, const ParamSchema& schema) const {
     const toml::node* node = node_at(section);
     if (node != nullptr && !node->is_table()) {
-      throw Error(fmt::format("{}'{}' must be a table ([{}])",
-                              prefix(location_of(*node, section)), section, section));
+      throw Error(fmt::format("{}'{}' must be a table ([{}])", prefix(location_of(*node, section)),
+                              section, section));
     }
     return resolve_params(node, section, schema, fmt::format("[{}]", section), false);
   }
@@ -341,7 +348,8 @@ class Resolver {
         if (spec.type == ParamType::kIntList) return integers;
         return strings;
       }
-      case ParamType::kPlugin: break;
+      case ParamType::kPlugin:
+        break;
     }
     PELAB_INTERNAL_ASSERT(false, "plugin parameters are resolved by resolve_plugin");
   }
@@ -361,10 +369,10 @@ class Resolver {
       table_node = node;
       name_node = node_at(child_path(path, "plugin"));
     } else if (node != nullptr) {
-      throw Error(fmt::format("{}{} must be a {} plugin: a name (\"...\") or a table with "
-                              "`plugin = \"...\"`, got {}",
-                              prefix(location_of(*node, path)), what, describe(kind),
-                              describe_node(*node)));
+      throw Error(fmt::format(
+          "{}{} must give the {} plugin: a name (\"...\") or a table with "
+          "`plugin = \"...\"`, got {}",
+          prefix(location_of(*node, path)), what, describe(kind), describe_node(*node)));
     } else {
       name_node = node_at(child_path(path, "plugin"));
     }
@@ -383,17 +391,16 @@ class Resolver {
       if (node != nullptr) spec.location = location_of(*node, path);
     } else {
       const SourceLocation where = node ? location_of(*node, path) : SourceLocation{file_};
-      throw Error(fmt::format(
-          "{}{} needs `plugin = \"...\"`: the {} to use. Available: {}.", prefix(where), what,
-          describe(kind), join(registry_.available(kind), ", ")));
+      throw Error(fmt::format("{}{} needs `plugin = \"...\"`: the {} to use. Available: {}.",
+                              prefix(where), what, describe(kind),
+                              join(registry_.available(kind), ", ")));
     }
 
     const LoadedPlugin* plugin = nullptr;
     try {
       plugin = &registry_.get(kind, spec.name);
     } catch (const Error& e) {
-      throw Error(prefix(spec.location.known() ? spec.location : SourceLocation{file_}) +
-                  e.what());
+      throw Error(prefix(spec.location.known() ? spec.location : SourceLocation{file_}) + e.what());
     }
     const std::string described =
         fmt::format("{} (the {} plugin '{}')", what, describe(kind), spec.name);
@@ -422,8 +429,8 @@ class Resolver {
       const SourceLocation where = config.model.location("heads").known()
                                        ? config.model.location("heads")
                                        : config.model.location("d_model");
-      throw Error(fmt::format("{}heads ({}) must divide d_model ({})", prefix(where), heads,
-                              d_model));
+      throw Error(
+          fmt::format("{}heads ({}) must divide d_model ({})", prefix(where), heads, d_model));
     }
   }
 
@@ -443,15 +450,24 @@ std::string sanitize(const std::string& text) {
   return out;
 }
 
+// A readable, file-name-safe label for one sweep value: "0.2", "pre", and for a plugin table its
+// name and keys, e.g. "learned+init=normal+std=0.1".
 std::string point_value_label(const toml::node& node, std::size_t index) {
   if (node.is_string()) return *node.value<std::string>();
   if (node.is_integer()) return std::to_string(*node.value<std::int64_t>());
   if (node.is_floating_point()) return format_number(*node.value<double>());
   if (node.is_boolean()) return *node.value<bool>() ? "true" : "false";
   if (const toml::table* table = node.as_table()) {
+    std::string label;
     if (const auto* plugin = table->get("plugin"); plugin && plugin->is_string()) {
-      return fmt::format("{}#{}", *plugin->value<std::string>(), index);
+      label = *plugin->value<std::string>();
     }
+    for (const auto& [key, value] : *table) {
+      if (key.str() == "plugin") continue;
+      const std::string part = std::string(key.str()) + "=" + point_value_label(value, index);
+      label += (label.empty() ? "" : "+") + part;
+    }
+    return label.empty() ? fmt::format("#{}", index) : label;
   }
   return fmt::format("#{}", index);
 }
@@ -477,7 +493,8 @@ std::string RunConfig::relative_dir() const {
 }
 
 std::string RunConfig::to_toml() const {
-  std::string out = "# Resolved by pelab: every default filled in. `pelab run` accepts this file.\n";
+  std::string out =
+      "# Resolved by pelab: every default filled in. `pelab run` accepts this file.\n";
   if (!point.empty()) out += fmt::format("# sweep point: {}\n", point);
   auto section = [&](const std::string& header, const Params& params, const std::string& plugin) {
     out += fmt::format("\n[{}]\n", header);
@@ -504,7 +521,8 @@ std::string RunConfig::to_toml() const {
 
 std::size_t Manifest::points() const {
   std::set<std::string> distinct;
-  for (const auto& run : runs_) distinct.insert(run.point);
+  for (const auto& run : runs_)
+    distinct.insert(run.point);
   return distinct.size();
 }
 
@@ -566,21 +584,24 @@ Manifest Manifest::from_string(const std::string& text, const std::string& sourc
       const std::string section = name.substr(0, name.find('.'));
       if (section == "sweep" ||
           std::find(kSections.begin(), kSections.end(), section) == kSections.end()) {
-        throw Error(fmt::format("{}:{}:{}: sweep key '{}' must be a dotted path into the "
-                                "manifest, such as \"pe.init.std\" or \"train.lr\"",
-                                source_name, where.line, where.column, name));
+        throw Error(
+            fmt::format("{}:{}:{}: sweep key '{}' must be a dotted path into the "
+                        "manifest, such as \"pe.init.std\" or \"train.lr\"",
+                        source_name, where.line, where.column, name));
       }
       const toml::array* values = value.as_array();
       if (values == nullptr || values->empty()) {
         throw Error(fmt::format("{}:{}:{}: sweep key '{}' needs a non-empty array of values",
                                 source_name, where.line, where.column, name));
       }
+      if (base.find(name)) continue;  // a --set of a swept key fixes it: no longer an axis
       axes.push_back({name, values, static_cast<int>(where.line), static_cast<int>(where.column)});
     }
     std::sort(axes.begin(), axes.end(), [](const Axis& a, const Axis& b) {
       return std::tie(a.line, a.column) < std::tie(b.line, b.column);
     });
-    for (const auto& axis : axes) manifest.sweep_keys_.push_back(axis.key);
+    for (const auto& axis : axes)
+      manifest.sweep_keys_.push_back(axis.key);
   }
 
   // Cartesian product, the last axis varying fastest.
@@ -591,12 +612,10 @@ Manifest Manifest::from_string(const std::string& text, const std::string& sourc
     std::vector<std::string> labels;
     for (std::size_t a = 0; a < axes.size(); ++a) {
       const toml::node* value = axes[a].values->get(index[a]);
-      if (!base.find(axes[a].key)) {  // a --set of the same key wins over the sweep
-        const auto& begin = value->source().begin;
-        overlay.entries[axes[a].key] = {
-            value, SourceLocation{source_name, static_cast<int>(begin.line),
-                                  static_cast<int>(begin.column)}};
-      }
+      const auto& begin = value->source().begin;
+      overlay.entries[axes[a].key] = {value,
+                                      SourceLocation{source_name, static_cast<int>(begin.line),
+                                                     static_cast<int>(begin.column)}};
       labels.push_back(axes[a].key + "=" + point_value_label(*value, index[a]));
     }
     Resolver resolver(source_name, root, registry, overlay);
@@ -604,21 +623,21 @@ Manifest Manifest::from_string(const std::string& text, const std::string& sourc
     point.point = join(labels, ",");
     point.experiment = point.experiment_params.string("name");
     if (point.experiment.empty()) point.experiment = fs::path(source_name).stem().string();
-    point.experiment_params.set("name", point.experiment,
-                                point.experiment_params.location("name"));
+    point.experiment_params.set("name", point.experiment, point.experiment_params.location("name"));
     const auto& seeds = point.experiment_params.integers("seeds");
     if (seeds.empty()) {
-      throw Error(fmt::format("{}: [experiment] seeds is empty: give at least one seed",
-                              source_name));
+      throw Error(
+          fmt::format("{}: [experiment] seeds is empty: give at least one seed", source_name));
     }
     for (std::int64_t seed : seeds) {
       RunConfig run = point;
       run.seed = seed;
       if (!seen_dirs.insert(run.relative_dir()).second) {
-        throw Error(fmt::format("{}: two runs would share the folder '{}' (a seed listed twice, "
-                                "or sweep values that differ only in characters unsafe in "
-                                "file names)",
-                                source_name, run.relative_dir()));
+        throw Error(
+            fmt::format("{}: two runs would share the folder '{}' (a seed listed twice, "
+                        "or sweep values that differ only in characters unsafe in "
+                        "file names)",
+                        source_name, run.relative_dir()));
       }
       manifest.runs_.push_back(std::move(run));
     }

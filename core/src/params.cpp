@@ -19,14 +19,22 @@ std::string SourceLocation::str() const {
 
 std::string to_string(ParamType type) {
   switch (type) {
-    case ParamType::kBool: return "bool";
-    case ParamType::kInt: return "int";
-    case ParamType::kFloat: return "float";
-    case ParamType::kString: return "string";
-    case ParamType::kFloatList: return "list of float";
-    case ParamType::kIntList: return "list of int";
-    case ParamType::kStringList: return "list of string";
-    case ParamType::kPlugin: return "plugin";
+    case ParamType::kBool:
+      return "bool";
+    case ParamType::kInt:
+      return "int";
+    case ParamType::kFloat:
+      return "float";
+    case ParamType::kString:
+      return "string";
+    case ParamType::kFloatList:
+      return "list of float";
+    case ParamType::kIntList:
+      return "list of int";
+    case ParamType::kStringList:
+      return "list of string";
+    case ParamType::kPlugin:
+      return "plugin";
   }
   return "unknown";
 }
@@ -38,7 +46,8 @@ std::string ParamSpec::accepted() const {
                          : to_string(type);
   if (!choices.empty()) {
     std::string joined;
-    for (const auto& choice : choices) joined += (joined.empty() ? "" : ", ") + choice;
+    for (const auto& choice : choices)
+      joined += (joined.empty() ? "" : ", ") + choice;
     return "one of: " + joined;
   }
   const bool integral = type == ParamType::kInt || type == ParamType::kIntList;
@@ -95,8 +104,8 @@ ParamSpec& ParamSchema::plugin(const std::string& name, PluginKind kind,
   auto spec = std::make_shared<PluginSpec>();
   spec->kind = kind;
   spec->name = default_plugin;
-  return add(ParamSpec{name, ParamType::kPlugin, std::shared_ptr<const PluginSpec>(spec), doc,
-                       {}, {}, {}, kind});
+  return add(ParamSpec{
+      name, ParamType::kPlugin, std::shared_ptr<const PluginSpec>(spec), doc, {}, {}, {}, kind});
 }
 
 const ParamSpec* ParamSchema::find(const std::string& name) const {
@@ -108,7 +117,8 @@ const ParamSpec* ParamSchema::find(const std::string& name) const {
 
 std::vector<std::string> ParamSchema::names() const {
   std::vector<std::string> result;
-  for (const auto& spec : specs_) result.push_back(spec.name);
+  for (const auto& spec : specs_)
+    result.push_back(spec.name);
   return result;
 }
 
@@ -138,11 +148,15 @@ const T& get(const Params& params, const std::string& name, const char* type) {
 }
 }  // namespace
 
-bool Params::boolean(const std::string& name) const { return get<bool>(*this, name, "bool"); }
+bool Params::boolean(const std::string& name) const {
+  return get<bool>(*this, name, "bool");
+}
 std::int64_t Params::integer(const std::string& name) const {
   return get<std::int64_t>(*this, name, "int");
 }
-double Params::real(const std::string& name) const { return get<double>(*this, name, "float"); }
+double Params::real(const std::string& name) const {
+  return get<double>(*this, name, "float");
+}
 const std::string& Params::string(const std::string& name) const {
   return get<std::string>(*this, name, "string");
 }
@@ -164,11 +178,28 @@ std::string quote(const std::string& text) {
   std::string out = "\"";
   for (char c : text) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default: out += c;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      default:
+        // TOML forbids raw control characters in a basic string.
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+          out += fmt::format("\\u{:04X}", static_cast<unsigned char>(c));
+        } else {
+          out += c;
+        }
     }
   }
   return out + "\"";
@@ -186,7 +217,8 @@ std::string format_real(double value) {
 template <typename T, typename F>
 std::string format_list(const std::vector<T>& values, F format) {
   std::string out = "[";
-  for (std::size_t i = 0; i < values.size(); ++i) out += (i ? ", " : "") + format(values[i]);
+  for (std::size_t i = 0; i < values.size(); ++i)
+    out += (i ? ", " : "") + format(values[i]);
   return out + "]";
 }
 }  // namespace

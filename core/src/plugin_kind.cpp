@@ -4,20 +4,28 @@ namespace pelab {
 
 std::string to_string(PluginKind kind) {
   switch (kind) {
-    case PluginKind::kPositionalEncoding: return "pe";
-    case PluginKind::kInitializer: return "init";
-    case PluginKind::kTask: return "task";
-    case PluginKind::kProbe: return "probe";
+    case PluginKind::kPositionalEncoding:
+      return "pe";
+    case PluginKind::kInitializer:
+      return "init";
+    case PluginKind::kTask:
+      return "task";
+    case PluginKind::kProbe:
+      return "probe";
   }
   return "unknown";
 }
 
 std::string describe(PluginKind kind) {
   switch (kind) {
-    case PluginKind::kPositionalEncoding: return "positional encoding";
-    case PluginKind::kInitializer: return "initializer";
-    case PluginKind::kTask: return "task";
-    case PluginKind::kProbe: return "probe";
+    case PluginKind::kPositionalEncoding:
+      return "positional encoding";
+    case PluginKind::kInitializer:
+      return "initializer";
+    case PluginKind::kTask:
+      return "task";
+    case PluginKind::kProbe:
+      return "probe";
   }
   return "unknown";
 }

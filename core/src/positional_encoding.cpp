@@ -25,7 +25,9 @@ torch::Tensor PositionalEncoding::attention_bias() {
   return {};
 }
 
-torch::Tensor PositionalEncoding::table() { return {}; }
+torch::Tensor PositionalEncoding::table() {
+  return {};
+}
 
 torch::Tensor PositionalEncoding::kernel() {
   torch::NoGradGuard no_grad;

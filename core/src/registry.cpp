@@ -5,10 +5,10 @@
 #include <cstring>
 #include <fstream>
 
+#include <fmt/format.h>
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/dll/shared_library.hpp>
 #include <boost/filesystem.hpp>
-#include <fmt/format.h>
 
 namespace pelab {
 
@@ -16,16 +16,26 @@ namespace fs = boost::filesystem;
 
 std::string to_string(LoadFailure failure) {
   switch (failure) {
-    case LoadFailure::kFileNotFound: return "file not found";
-    case LoadFailure::kNotASharedLibrary: return "not a shared library";
-    case LoadFailure::kCannotLoad: return "cannot be loaded";
-    case LoadFailure::kNoEntry: return "no pelab entry";
-    case LoadFailure::kApiVersionMismatch: return "API version mismatch";
-    case LoadFailure::kTorchVersionMismatch: return "LibTorch version mismatch";
-    case LoadFailure::kAbiMismatch: return "C++ ABI mismatch";
-    case LoadFailure::kMalformedInfo: return "malformed plugin info";
-    case LoadFailure::kDuplicateName: return "duplicate name";
-    case LoadFailure::kUnknownName: return "unknown name";
+    case LoadFailure::kFileNotFound:
+      return "file not found";
+    case LoadFailure::kNotASharedLibrary:
+      return "not a shared library";
+    case LoadFailure::kCannotLoad:
+      return "cannot be loaded";
+    case LoadFailure::kNoEntry:
+      return "no pelab entry";
+    case LoadFailure::kApiVersionMismatch:
+      return "API version mismatch";
+    case LoadFailure::kTorchVersionMismatch:
+      return "LibTorch version mismatch";
+    case LoadFailure::kAbiMismatch:
+      return "C++ ABI mismatch";
+    case LoadFailure::kMalformedInfo:
+      return "malformed plugin info";
+    case LoadFailure::kDuplicateName:
+      return "duplicate name";
+    case LoadFailure::kUnknownName:
+      return "unknown name";
   }
   return "unknown failure";
 }
@@ -54,7 +64,10 @@ bool has_elf_header(const std::string& file) {
   std::ifstream in(file, std::ios::binary);
   char magic[4] = {};
   in.read(magic, 4);
-  return in.gcount() == 4 && std::memcmp(magic, "\x7f" "ELF", 4) == 0;
+  return in.gcount() == 4 && std::memcmp(magic,
+                                         "\x7f"
+                                         "ELF",
+                                         4) == 0;
 }
 
 // "libpelab_pe_learned.so" -> {pe, learned}; nullopt when the name does not follow the pattern.
@@ -76,7 +89,8 @@ std::optional<std::pair<PluginKind, std::string>> parse_file_name(const std::str
 
 std::size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t j = 0; j <= b.size(); ++j)
+    row[j] = j;
   for (std::size_t i = 1; i <= a.size(); ++i) {
     std::size_t diagonal = row[0];
     row[0] = i;
@@ -91,7 +105,8 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 
 std::string join(const std::vector<std::string>& items, const std::string& separator) {
   std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : separator) + item;
+  for (const auto& item : items)
+    out += (out.empty() ? "" : separator) + item;
   return out;
 }
 
@@ -109,7 +124,8 @@ std::vector<std::string> closest_names(const std::string& word,
   }
   std::sort(scored.begin(), scored.end());
   std::vector<std::string> result;
-  for (std::size_t i = 0; i < scored.size() && i < count; ++i) result.push_back(scored[i].second);
+  for (std::size_t i = 0; i < scored.size() && i < count; ++i)
+    result.push_back(scored[i].second);
   return result;
 }
 
@@ -169,24 +185,18 @@ const LoadedPlugin& Registry::get(PluginKind kind, const std::string& name) {
 
   const std::string file = find_file(kind, name);
   if (file.empty()) {
-    std::string message = fmt::format(
-        "no {} plugin named '{}': looked for {} in {}.", describe(kind), name,
-        plugin_file_name(kind, name), search_path_.empty() ? "(empty search path)"
-                                                           : join(search_path_, ", "));
+    std::string message =
+        fmt::format("no {} plugin named '{}': looked for {} in {}.", describe(kind), name,
+                    plugin_file_name(kind, name),
+                    search_path_.empty() ? "(empty search path)" : join(search_path_, ", "));
     const auto suggestions = closest_names(name, available(kind));
     if (!suggestions.empty()) message += fmt::format(" Did you mean {}?", join(suggestions, ", "));
-    message += " Run `pelab plugins` to list them; add folders with --plugin-path or "
-               "PELAB_PLUGIN_PATH.";
+    message +=
+        " Run `pelab plugins` to list them; add folders with --plugin-path or "
+        "PELAB_PLUGIN_PATH.";
     fail(LoadFailure::kUnknownName, "", message);
   }
-  const LoadedPlugin& plugin = load_file(file);
-  if (plugin.kind() != kind || plugin.name() != name) {
-    fail(LoadFailure::kMalformedInfo, file,
-         fmt::format("{}: the file name promises the {} plugin '{}' but it declares the {} "
-                     "plugin '{}'; rename the file or fix the plugin's registration",
-                     file, describe(kind), name, describe(plugin.kind()), plugin.name()));
-  }
-  return plugin;
+  return load_file(file);
 }
 
 const LoadedPlugin& Registry::load_file(const std::string& file) {
@@ -246,11 +256,11 @@ const LoadedPlugin& Registry::load_file(const std::string& file) {
   const int kind = static_cast<int>(info->kind);
   const bool kind_valid = kind >= 0 && kind <= static_cast<int>(PluginKind::kProbe);
   const bool has_factory =
-      kind_valid && ((info->kind == PluginKind::kPositionalEncoding &&
-                      info->create_positional_encoding) ||
-                     (info->kind == PluginKind::kInitializer && info->create_initializer) ||
-                     (info->kind == PluginKind::kTask && info->create_task) ||
-                     (info->kind == PluginKind::kProbe && info->create_probe));
+      kind_valid &&
+      ((info->kind == PluginKind::kPositionalEncoding && info->create_positional_encoding) ||
+       (info->kind == PluginKind::kInitializer && info->create_initializer) ||
+       (info->kind == PluginKind::kTask && info->create_task) ||
+       (info->kind == PluginKind::kProbe && info->create_probe));
   if (!kind_valid || !has_factory || info->name == nullptr || *info->name == '\0' ||
       info->declare_params == nullptr) {
     fail(LoadFailure::kMalformedInfo, file,
@@ -268,6 +278,15 @@ const LoadedPlugin& Registry::load_file(const std::string& file) {
                      file, describe(info->kind), info->name, existing->second->file));
   }
 
+  // A file named for one plugin must not register (and so hijack) another name.
+  if (auto promised = parse_file_name(fs::path(canonical).filename().string());
+      promised && (promised->first != info->kind || promised->second != info->name)) {
+    fail(LoadFailure::kMalformedInfo, file,
+         fmt::format("'{}': the file name promises the {} plugin '{}' but it declares the {} "
+                     "plugin '{}'; rename the file or fix the plugin's registration",
+                     file, describe(promised->first), promised->second, describe(info->kind),
+                     info->name));
+  }
   auto plugin = std::make_unique<LoadedPlugin>();
   plugin->info = info;
   plugin->file = canonical;
@@ -314,6 +333,22 @@ std::vector<DiscoveredPlugin> Registry::discover() {
   return found;
 }
 
+PluginSpec Registry::default_spec(PluginKind kind, const std::string& name) {
+  PluginSpec spec;
+  spec.kind = kind;
+  spec.name = name;
+  for (const ParamSpec& param : get(kind, name).schema.specs()) {
+    if (param.type == ParamType::kPlugin) {
+      const auto& fallback = std::get<std::shared_ptr<const PluginSpec>>(param.default_value);
+      spec.params.set(param.name, std::make_shared<const PluginSpec>(
+                                      default_spec(param.plugin_kind, fallback->name)));
+    } else {
+      spec.params.set(param.name, param.default_value);
+    }
+  }
+  return spec;
+}
+
 const LoadedPlugin& Registry::checked(const PluginSpec& spec, PluginKind expected) {
   PELAB_INTERNAL_ASSERT(spec.kind == expected, "asked for a {} from a {} spec", describe(expected),
                         describe(spec.kind));
@@ -323,41 +358,55 @@ const LoadedPlugin& Registry::checked(const PluginSpec& spec, PluginKind expecte
 namespace {
 std::string data_dir_of(const std::string& plugin_file, const std::string& name) {
   // <prefix>/lib/pelab/plugins/libpelab_x.so -> <prefix>/share/pelab/<name>
-  const fs::path prefix = fs::path(plugin_file).parent_path().parent_path().parent_path().parent_path();
+  const fs::path prefix =
+      fs::path(plugin_file).parent_path().parent_path().parent_path().parent_path();
   return (prefix / "share" / "pelab" / name).string();
 }
 
-template <typename T>
-std::shared_ptr<T> checked_result(std::shared_ptr<T> object, const LoadedPlugin& plugin) {
+// Calls a plugin's factory; its errors are prefixed with where the manifest chose the plugin.
+template <typename Factory>
+auto instantiate(const PluginSpec& spec, const LoadedPlugin& plugin, Factory&& factory) {
+  decltype(factory()) object;
+  try {
+    object = factory();
+  } catch (const PluginLoadError&) {
+    throw;
+  } catch (const Error& e) {
+    const std::string where = spec.location.known() ? spec.location.str() + ": " : "";
+    throw Error(fmt::format("{}{} '{}': {}", where, describe(plugin.kind()), spec.name, e.what()));
+  }
   PELAB_CHECK(object != nullptr, "the {} plugin '{}' ({}) returned nothing from its factory",
               describe(plugin.kind()), plugin.name(), plugin.file);
   return object;
 }
 }  // namespace
 
-std::shared_ptr<PositionalEncoding> Registry::create_positional_encoding(
-    const PluginSpec& spec, const Layout& layout, const ModelShape& shape) {
+std::shared_ptr<PositionalEncoding> Registry::create_positional_encoding(const PluginSpec& spec,
+                                                                         const Layout& layout,
+                                                                         const ModelShape& shape) {
   const LoadedPlugin& plugin = checked(spec, PluginKind::kPositionalEncoding);
   PluginContext context{spec.params, *this, plugin.file, data_dir_of(plugin.file, spec.name)};
-  return checked_result(plugin.info->create_positional_encoding(context, layout, shape), plugin);
+  return instantiate(spec, plugin, [&] {
+    return plugin.info->create_positional_encoding(context, layout, shape);
+  });
 }
 
 std::shared_ptr<Initializer> Registry::create_initializer(const PluginSpec& spec) {
   const LoadedPlugin& plugin = checked(spec, PluginKind::kInitializer);
   PluginContext context{spec.params, *this, plugin.file, data_dir_of(plugin.file, spec.name)};
-  return checked_result(plugin.info->create_initializer(context), plugin);
+  return instantiate(spec, plugin, [&] { return plugin.info->create_initializer(context); });
 }
 
 std::shared_ptr<Task> Registry::create_task(const PluginSpec& spec) {
   const LoadedPlugin& plugin = checked(spec, PluginKind::kTask);
   PluginContext context{spec.params, *this, plugin.file, data_dir_of(plugin.file, spec.name)};
-  return checked_result(plugin.info->create_task(context), plugin);
+  return instantiate(spec, plugin, [&] { return plugin.info->create_task(context); });
 }
 
 std::shared_ptr<Probe> Registry::create_probe(const PluginSpec& spec) {
   const LoadedPlugin& plugin = checked(spec, PluginKind::kProbe);
   PluginContext context{spec.params, *this, plugin.file, data_dir_of(plugin.file, spec.name)};
-  return checked_result(plugin.info->create_probe(context), plugin);
+  return instantiate(spec, plugin, [&] { return plugin.info->create_probe(context); });
 }
 
 }  // namespace pelab

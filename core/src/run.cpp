@@ -4,15 +4,16 @@
 
 #include <chrono>
 #include <cstdio>
+#include <set>
 #include <sstream>
 #include <thread>
 
-#include <boost/filesystem.hpp>
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
+#include <boost/filesystem.hpp>
+#include <nlohmann/json.hpp>
 
 #include "pelab/error.h"
 #include "pelab/registry.h"
@@ -111,9 +112,7 @@ std::vector<MetricRow> read_metrics(const std::string& path, std::int64_t last_e
   std::string line;
   std::getline(in, line);  // header
   while (std::getline(in, line)) {
-    std::vector<std::string> fields;
-    std::stringstream parts(line);
-    for (std::string field; std::getline(parts, field, ',');) fields.push_back(field);
+    const std::vector<std::string> fields = parse_csv_line(line);
     PELAB_CHECK(fields.size() == 5, "{}: malformed row '{}'; delete the run folder to start over",
                 path, line);
     MetricRow row{std::stoll(fields[0]), fields[1], fields[2], fields[3], std::stod(fields[4])};
@@ -127,30 +126,97 @@ bool finished(const std::string& summary_path, std::map<std::string, double>* me
   const json summary = json::parse(read_file(summary_path), nullptr, false);
   if (summary.is_discarded() || summary.value("status", "") != "finished") return false;
   if (summary.contains("final")) {
-    for (const auto& [key, value] : summary["final"].items()) (*metrics)[key] = value.get<double>();
+    for (const auto& [key, value] : summary["final"].items()) {
+      // JSON has no NaN: a non-finite metric was stored as null.
+      (*metrics)[key] = value.is_number() ? value.get<double>() : std::nan("");
+    }
   }
   return true;
 }
 
+// "section.key = value" for every assignment of a config.toml written by RunConfig::to_toml().
+std::map<std::string, std::string> config_entries(const std::string& toml) {
+  std::map<std::string, std::string> entries;
+  std::istringstream in(toml);
+  std::string section;
+  int probe = -1;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    if (line == "[[probe]]") {
+      section = fmt::format("probe.{}", ++probe);
+    } else if (line[0] == '[') {
+      section = line.substr(1, line.find(']') - 1);
+    } else if (const auto equals = line.find(" = "); equals != std::string::npos) {
+      entries[section + "." + line.substr(0, equals)] = line.substr(equals + 3);
+    }
+  }
+  return entries;
+}
+
+// The keys whose values differ between two resolved configurations, except `ignored` ones.
+std::vector<std::string> config_differences(const std::string& stored, const std::string& current,
+                                            const std::set<std::string>& ignored) {
+  const auto before = config_entries(stored);
+  const auto after = config_entries(current);
+  std::vector<std::string> differences;
+  auto describe = [](const auto& map, const std::string& key) {
+    auto it = map.find(key);
+    return it == map.end() ? std::string("(absent)") : it->second;
+  };
+  std::set<std::string> keys;
+  for (const auto& [key, value] : before)
+    keys.insert(key);
+  for (const auto& [key, value] : after)
+    keys.insert(key);
+  for (const auto& key : keys) {
+    if (ignored.count(key) || describe(before, key) == describe(after, key)) continue;
+    differences.push_back(
+        fmt::format("{}: {} -> {}", key, describe(before, key), describe(after, key)));
+  }
+  return differences;
+}
+
+// A run folder may only be reused for the same configuration (resuming may extend the epochs).
+void check_same_config(const std::string& dir, const std::string& current, bool resuming) {
+  const std::string path = dir + "/config.toml";
+  if (!fs::exists(path)) return;
+  const std::set<std::string> ignored =
+      resuming ? std::set<std::string>{"train.epochs"} : std::set<std::string>{};
+  const auto differences = config_differences(read_file(path), current, ignored);
+  if (differences.empty()) return;
+  std::string listed;
+  for (const auto& difference : differences)
+    listed += "\n  " + difference;
+  throw Error(fmt::format(
+      "{} holds a {} run of another configuration:{}\nRun with --force to replace it, or write "
+      "to another folder with --out.",
+      dir, resuming ? "partial" : "finished", listed));
+}
+
 json probe_scalars_json(const ProbeResult& result) {
   json scalars = json::object();
-  for (const auto& [name, value] : result.scalars) scalars[name] = value;
+  for (const auto& [name, value] : result.scalars)
+    scalars[name] = value;
   return scalars;
 }
 
 }  // namespace
 
-RunOutcome execute_run(const RunConfig& config, Registry& registry,
-                       const std::string& output_root, const RunOptions& options) {
+RunOutcome execute_run(const RunConfig& config, Registry& registry, const std::string& output_root,
+                       const RunOptions& options) {
   RunOutcome outcome;
   outcome.dir = (fs::path(output_root) / config.relative_dir()).string();
   const std::string dir = outcome.dir;
   const std::string summary_path = dir + "/summary.json";
+  const std::string resolved = config.to_toml();
   if (!options.force && finished(summary_path, &outcome.final_metrics)) {
+    check_same_config(dir, resolved, /*resuming=*/false);
     outcome.skipped = true;
     return outcome;
   }
-  fs::create_directories(dir);
+  boost::system::error_code error;
+  fs::create_directories(dir, error);
+  PELAB_CHECK(!error, "cannot create the run folder '{}': {}", dir, error.message());
   const auto started = Clock::now();
 
   auto logger = std::make_shared<spdlog::logger>(
@@ -177,7 +243,6 @@ RunOutcome execute_run(const RunConfig& config, Registry& registry,
         return registry.create_positional_encoding(config.pe, layout, shape);
       });
   Trainer trainer(*model, *task, train_config);
-  write_file_atomically(dir + "/config.toml", config.to_toml());
   logger->info("run {} seed {}: {} parameters, {} threads", config.relative_dir(), config.seed,
                model->parameter_count(), threads);
 
@@ -186,6 +251,7 @@ RunOutcome execute_run(const RunConfig& config, Registry& registry,
   std::int64_t first_epoch = 1;
   const std::string checkpoint_path = dir + "/checkpoint.pt";
   if (fs::exists(checkpoint_path) && !options.force) {
+    check_same_config(dir, resolved, /*resuming=*/true);
     const std::int64_t epoch = load_checkpoint(checkpoint_path, *model, trainer.optimizer());
     rows = read_metrics(dir + "/metrics.csv", epoch);
     for (std::int64_t e = 0; e <= epoch; ++e) {
@@ -199,8 +265,15 @@ RunOutcome execute_run(const RunConfig& config, Registry& registry,
       snapshots.push_back(snapshot);
     }
     first_epoch = epoch + 1;
+    write_file_atomically(dir + "/config.toml", resolved);  // may extend the epochs
     logger->info("resumed from the checkpoint of epoch {}", epoch);
   } else {
+    for (const char* stale : {"metrics.csv", "summary.json", "checkpoint.pt"}) {
+      fs::remove(fs::path(dir) / stale, error);
+    }
+    fs::remove_all(fs::path(dir) / "pe", error);
+    fs::remove_all(fs::path(dir) / "probes", error);
+    write_file_atomically(dir + "/config.toml", resolved);
     snapshots.push_back(model->snapshot(0));
     write_snapshot(dir, snapshots.back());
     auto initial = trainer.evaluate(0);
@@ -244,10 +317,10 @@ RunOutcome execute_run(const RunConfig& config, Registry& registry,
       if (options.progress) {
         const double per_epoch = training_seconds / static_cast<double>(epoch - first_epoch + 1);
         const double steps_per_second = static_cast<double>(trained_steps) / training_seconds;
-        const std::string line = fmt::format(
-            "  seed {} epoch {}/{}  loss {:.4f}  {:.1f} steps/s  ETA {}", config.seed, epoch, epochs,
-            loss, steps_per_second,
-            format_duration(per_epoch * static_cast<double>(epochs - epoch)));
+        const std::string line =
+            fmt::format("  seed {} epoch {}/{}  loss {:.4f}  {:.1f} steps/s  ETA {}", config.seed,
+                        epoch, epochs, loss, steps_per_second,
+                        format_duration(per_epoch * static_cast<double>(epochs - epoch)));
         if (interactive) {
           std::fprintf(stderr, "\r%-78s", line.c_str());
           if (epoch == epochs) std::fprintf(stderr, "\n");
@@ -257,8 +330,11 @@ RunOutcome execute_run(const RunConfig& config, Registry& registry,
       }
     }
   } catch (const Error& e) {
-    json summary = {{"status", "failed"}, {"error", e.what()}, {"experiment", config.experiment},
-                    {"point", config.point}, {"seed", config.seed}};
+    json summary = {{"status", "failed"},
+                    {"error", e.what()},
+                    {"experiment", config.experiment},
+                    {"point", config.point},
+                    {"seed", config.seed}};
     write_file_atomically(summary_path, summary.dump(2) + "\n");
     logger->error("{}", e.what());
     throw Error(fmt::format("run {} failed: {} (its files are kept in {})", config.relative_dir(),
@@ -271,21 +347,25 @@ RunOutcome execute_run(const RunConfig& config, Registry& registry,
     std::shared_ptr<Probe> probe = registry.create_probe(spec);
     ProbeContext context{layout, snapshots, model.get(), task.get(), &registry};
     const ProbeResult result = probe->run(context);
-    json document = {{"probe", spec.name}, {"epoch", snapshots.back().epoch},
-                     {"scalars", probe_scalars_json(result)}, {"arrays", json::array()}};
+    json document = {{"probe", spec.name},
+                     {"epoch", snapshots.back().epoch},
+                     {"scalars", probe_scalars_json(result)},
+                     {"arrays", json::array()}};
     for (const auto& [name, array] : result.arrays) {
       const std::string file = fmt::format("probes/{}-{}.npy", spec.name, name);
       write_npy(dir + "/" + file, array);
       document["arrays"].push_back(file);
     }
-    write_file_atomically(fmt::format("{}/probes/{}.json", dir, spec.name), document.dump(2) + "\n");
+    write_file_atomically(fmt::format("{}/probes/{}.json", dir, spec.name),
+                          document.dump(2) + "\n");
     probes[spec.name] = probe_scalars_json(result);
   }
 
   outcome.seconds = std::chrono::duration<double>(Clock::now() - started).count();
   outcome.final_metrics = final_metrics(rows);
   json final_json = json::object();
-  for (const auto& [key, value] : outcome.final_metrics) final_json[key] = value;
+  for (const auto& [key, value] : outcome.final_metrics)
+    final_json[key] = value;
   json summary = {
       {"status", "finished"},
       {"experiment", config.experiment},

@@ -7,9 +7,9 @@
 #include <fstream>
 #include <sstream>
 
-#include <boost/filesystem.hpp>
 #include <fmt/format.h>
 #include <torch/torch.h>
+#include <boost/filesystem.hpp>
 
 #include "pelab/error.h"
 
@@ -19,7 +19,12 @@ namespace fs = boost::filesystem;
 
 void write_file_atomically(const std::string& path, const std::string& contents) {
   const fs::path target(path);
-  if (target.has_parent_path()) fs::create_directories(target.parent_path());
+  if (target.has_parent_path()) {
+    boost::system::error_code error;
+    fs::create_directories(target.parent_path(), error);
+    PELAB_CHECK(!error, "cannot create the folder '{}' for '{}': {}", target.parent_path().string(),
+                path, error.message());
+  }
   const std::string temporary = fmt::format("{}.tmp.{}", path, ::getpid());
   {
     std::FILE* file = std::fopen(temporary.c_str(), "wb");
@@ -78,15 +83,17 @@ constexpr char kNpyMagic[] = "\x93NUMPY";
 std::string to_npy(const torch::Tensor& tensor) {
   PELAB_INTERNAL_ASSERT(tensor.defined(), "cannot write an undefined tensor");
   const NpyType* type = npy_type(tensor.scalar_type());
-  PELAB_CHECK(type != nullptr, "cannot write a {} tensor as .npy", c10::toString(tensor.scalar_type()));
+  PELAB_CHECK(type != nullptr, "cannot write a {} tensor as .npy",
+              c10::toString(tensor.scalar_type()));
   const torch::Tensor data = tensor.detach().to(torch::kCPU).contiguous();
 
   std::string shape;
-  for (std::int64_t i = 0; i < data.dim(); ++i) shape += fmt::format("{}, ", data.size(i));
+  for (std::int64_t i = 0; i < data.dim(); ++i)
+    shape += fmt::format("{}, ", data.size(i));
   if (data.dim() > 1) shape.resize(shape.size() - 2);  // "(3,)" for 1D, "(2, 3)" otherwise
   if (data.dim() == 1) shape.pop_back();
-  std::string header = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({}), }}",
-                                   type->descr, shape);
+  std::string header =
+      fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({}), }}", type->descr, shape);
   // Magic (6) + version (2) + header length (2) + header + '\n' is a multiple of 64.
   const std::size_t unpadded = 10 + header.size() + 1;
   header.append((64 - unpadded % 64) % 64, ' ');
@@ -113,10 +120,11 @@ torch::Tensor from_npy(const std::string& bytes, const std::string& what) {
                     (static_cast<std::size_t>(static_cast<unsigned char>(bytes[9])) << 8);
     offset = 10;
   } else {
-    PELAB_CHECK(bytes.size() >= 12 && (major == 2 || major == 3),
-                "{}: unsupported .npy version {}", what, major);
+    PELAB_CHECK(bytes.size() >= 12 && (major == 2 || major == 3), "{}: unsupported .npy version {}",
+                what, major);
     for (int i = 0; i < 4; ++i) {
-      header_length |= static_cast<std::size_t>(static_cast<unsigned char>(bytes[8 + i])) << (8 * i);
+      header_length |= static_cast<std::size_t>(static_cast<unsigned char>(bytes[8 + i]))
+                       << (8 * i);
     }
     offset = 12;
   }
@@ -157,7 +165,9 @@ void write_npy(const std::string& path, const torch::Tensor& tensor) {
   write_file_atomically(path, to_npy(tensor));
 }
 
-torch::Tensor read_npy(const std::string& path) { return from_npy(read_file(path), path); }
+torch::Tensor read_npy(const std::string& path) {
+  return from_npy(read_file(path), path);
+}
 
 std::string csv_field(const std::string& field) {
   if (field.find_first_of(",\"\n\r") == std::string::npos) return field;
@@ -169,6 +179,33 @@ std::string csv_field(const std::string& field) {
   return out + "\"";
 }
 
-std::string format_number(double value) { return fmt::format("{}", value); }
+std::vector<std::string> parse_csv_line(const std::string& line) {
+  std::vector<std::string> fields(1);
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        fields.back() += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        fields.back() += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      fields.emplace_back();
+    } else {
+      fields.back() += c;
+    }
+  }
+  return fields;
+}
+
+std::string format_number(double value) {
+  return fmt::format("{}", value);
+}
 
 }  // namespace pelab

@@ -27,19 +27,19 @@ void Dataset::validate(const std::string& what, std::int64_t tokens, std::int64_
                   targets.scalar_type() == torch::kInt64,
               "{}: targets must be int64 [samples={}]", what, inputs.size(0));
   if (size() > 0) {
-    PELAB_CHECK(targets.min().item<std::int64_t>() >= 0 &&
-                    targets.max().item<std::int64_t>() < classes,
-                "{}: targets must lie in [0, {})", what, classes);
+    PELAB_CHECK(
+        targets.min().item<std::int64_t>() >= 0 && targets.max().item<std::int64_t>() < classes,
+        "{}: targets must lie in [0, {})", what, classes);
   }
   if (groups.defined()) {
     PELAB_CHECK(groups.dim() == 1 && groups.size(0) == inputs.size(0) &&
                     groups.scalar_type() == torch::kInt64,
                 "{}: groups must be int64 [samples={}]", what, inputs.size(0));
     if (size() > 0) {
-      PELAB_CHECK(groups.min().item<std::int64_t>() >= 0 &&
-                      groups.max().item<std::int64_t>() <
-                          static_cast<std::int64_t>(group_names.size()),
-                  "{}: group indices must index its {} group names", what, group_names.size());
+      PELAB_CHECK(
+          groups.min().item<std::int64_t>() >= 0 &&
+              groups.max().item<std::int64_t>() < static_cast<std::int64_t>(group_names.size()),
+          "{}: group indices must index its {} group names", what, group_names.size());
     }
   }
 }

@@ -37,10 +37,9 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainConfig& confi
   }
   PELAB_CHECK(config.optimizer == "sgd", "unknown optimizer '{}': use adamw, adam or sgd",
               config.optimizer);
-  return std::make_unique<torch::optim::SGD>(
-      parameters, torch::optim::SGDOptions(config.lr)
-                      .momentum(config.momentum)
-                      .weight_decay(config.weight_decay));
+  return std::make_unique<torch::optim::SGD>(parameters, torch::optim::SGDOptions(config.lr)
+                                                             .momentum(config.momentum)
+                                                             .weight_decay(config.weight_decay));
 }
 
 }  // namespace
@@ -51,8 +50,7 @@ Trainer::Trainer(TransformerEncoder& model, Task& task, const TrainConfig& confi
   const Layout layout = task.layout();
   for (const auto& split : split_names_) {
     Dataset dataset = task.load(split);
-    dataset.validate("split '" + split + "'", layout.tokens, task.input_size(),
-                     task.num_classes());
+    dataset.validate("split '" + split + "'", layout.tokens, task.input_size(), task.num_classes());
     datasets_.emplace(split, std::move(dataset));
   }
   PELAB_CHECK(datasets_.at(split_names_.front()).size() > 0, "the training split '{}' is empty",
@@ -75,7 +73,8 @@ double Trainer::train_epoch() {
 
   double loss_sum = 0.0;
   for (std::int64_t start = 0, step = 0; start < samples; start += config_.batch_size, ++step) {
-    const torch::Tensor index = order.slice(0, start, std::min(start + config_.batch_size, samples));
+    const torch::Tensor index =
+        order.slice(0, start, std::min(start + config_.batch_size, samples));
     const torch::Tensor inputs = train.inputs.index_select(0, index);
     const torch::Tensor targets = train.targets.index_select(0, index);
     optimizer_->zero_grad();
@@ -95,6 +94,15 @@ double Trainer::train_epoch() {
 std::vector<MetricRow> Trainer::evaluate(std::int64_t epoch) {
   model_.eval();
   c10::InferenceMode inference;
+  // Evaluation may draw random numbers (noise on the embeddings); restoring the generator
+  // afterwards keeps training identical whether or how often it is evaluated.
+  at::Generator generator = at::detail::getDefaultCPUGenerator();
+  const torch::Tensor rng_state = generator.get_state();
+  struct Restore {
+    at::Generator& generator;
+    const torch::Tensor& state;
+    ~Restore() { generator.set_state(state); }
+  } restore{generator, rng_state};
   const auto perturb = [this](const torch::Tensor& x) { return task_.perturb_embedding(x, false); };
   std::vector<MetricRow> rows;
   for (const auto& split : split_names_) {

@@ -53,8 +53,8 @@ torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x, PositionalEncod
   if (pe != nullptr && pe->has_hook(PositionalEncoding::kRotary)) {
     std::tie(q, k) = pe->rotate(q, k);
   }
-  torch::Tensor logits = torch::matmul(q * (1.0 / std::sqrt(static_cast<double>(head_dim))),
-                                       k.transpose(-2, -1));
+  torch::Tensor logits =
+      torch::matmul(q * (1.0 / std::sqrt(static_cast<double>(head_dim))), k.transpose(-2, -1));
   if (pe != nullptr && pe->has_hook(PositionalEncoding::kAttentionBias)) {
     logits = logits + pe->attention_bias();
   }
@@ -67,12 +67,14 @@ torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x, PositionalEncod
 
 EncoderBlockImpl::EncoderBlockImpl(const ModelConfig& config) : config_(config) {
   attention = register_module("attention", SelfAttention(config.d_model, config.heads));
-  linear1 = register_module(
-      "linear1", torch::nn::Linear(config.d_model, config.d_model * config.mlp_ratio));
-  linear2 = register_module(
-      "linear2", torch::nn::Linear(config.d_model * config.mlp_ratio, config.d_model));
-  norm1 = register_module("norm1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({config.d_model})));
-  norm2 = register_module("norm2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({config.d_model})));
+  linear1 = register_module("linear1",
+                            torch::nn::Linear(config.d_model, config.d_model * config.mlp_ratio));
+  linear2 = register_module("linear2",
+                            torch::nn::Linear(config.d_model * config.mlp_ratio, config.d_model));
+  norm1 =
+      register_module("norm1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({config.d_model})));
+  norm2 =
+      register_module("norm2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({config.d_model})));
 }
 
 torch::Tensor EncoderBlockImpl::forward(const torch::Tensor& x, PositionalEncoding* pe,
@@ -112,16 +114,20 @@ TransformerEncoder::TransformerEncoder(const ModelConfig& config, std::int64_t i
     }
     blocks_.push_back(register_module("block" + std::to_string(block), EncoderBlock(config)));
   }
-  for (const auto& pe : pes_) PELAB_INTERNAL_ASSERT(pe != nullptr, "a PE factory returned null");
+  for (const auto& pe : pes_)
+    PELAB_INTERNAL_ASSERT(pe != nullptr, "a PE factory returned null");
   head_ = register_module("head", torch::nn::Linear(config.d_model, num_classes));
 }
 
 PositionalEncoding* TransformerEncoder::pe_for_block(std::int64_t block) const {
   if (pes_.empty()) return nullptr;
   switch (config_.pe_placement) {
-    case ModelConfig::Placement::kEveryBlock: return pes_.at(block).get();
-    case ModelConfig::Placement::kInputOnly: return block == 0 ? pes_.front().get() : nullptr;
-    case ModelConfig::Placement::kShared: return pes_.front().get();
+    case ModelConfig::Placement::kEveryBlock:
+      return pes_.at(block).get();
+    case ModelConfig::Placement::kInputOnly:
+      return block == 0 ? pes_.front().get() : nullptr;
+    case ModelConfig::Placement::kShared:
+      return pes_.front().get();
   }
   return nullptr;
 }
@@ -142,7 +148,8 @@ torch::Tensor TransformerEncoder::encode(
 }
 
 torch::Tensor TransformerEncoder::forward(
-    const torch::Tensor& inputs, const std::function<torch::Tensor(const torch::Tensor&)>& perturb) {
+    const torch::Tensor& inputs,
+    const std::function<torch::Tensor(const torch::Tensor&)>& perturb) {
   const torch::Tensor encoded = encode(inputs, perturb, nullptr);
   const torch::Tensor readout = config_.readout == ModelConfig::Readout::kLastToken
                                     ? encoded.select(1, encoded.size(1) - 1)
@@ -181,7 +188,8 @@ PESnapshot TransformerEncoder::snapshot(std::int64_t epoch) const {
 
 std::int64_t TransformerEncoder::parameter_count() const {
   std::int64_t count = 0;
-  for (const auto& parameter : parameters()) count += parameter.numel();
+  for (const auto& parameter : parameters())
+    count += parameter.numel();
   return count;
 }
 

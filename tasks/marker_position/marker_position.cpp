@@ -41,7 +41,8 @@ class MarkerPositionTask : public Task {
     auto inputs = data.inputs.accessor<float, 3>();
     for (std::int64_t s = 0; s < samples; ++s) {
       const std::int64_t marker = position(random);
-      for (std::int64_t t = 0; t < tokens_; ++t) inputs[s][t][1] = distractor(random);
+      for (std::int64_t t = 0; t < tokens_; ++t)
+        inputs[s][t][1] = distractor(random);
       inputs[s][marker][0] = 1.0f;
       data.targets[s] = marker;
       data.groups[s] = marker < tokens_ / 2 ? 0 : 1;

@@ -25,16 +25,15 @@ class PELAB_API InternalError : public std::logic_error {
 }  // namespace pelab
 
 /// Checks a condition that depends on user input; throws pelab::Error with a formatted message.
-#define PELAB_CHECK(condition, ...)                            \
-  do {                                                         \
+#define PELAB_CHECK(condition, ...)                                   \
+  do {                                                                \
     if (!(condition)) throw ::pelab::Error(fmt::format(__VA_ARGS__)); \
   } while (false)
 
 /// Checks an internal invariant; a failure is a bug in pelab.
-#define PELAB_INTERNAL_ASSERT(condition, ...)                                               \
-  do {                                                                                      \
-    if (!(condition))                                                                       \
-      throw ::pelab::InternalError(fmt::format("internal error at {}:{}: {} ({})", __FILE__, \
-                                               __LINE__, #condition,                        \
-                                               fmt::format(__VA_ARGS__)));                   \
+#define PELAB_INTERNAL_ASSERT(condition, ...)                                                    \
+  do {                                                                                           \
+    if (!(condition))                                                                            \
+      throw ::pelab::InternalError(fmt::format("internal error at {}:{}: {} ({})", __FILE__,     \
+                                               __LINE__, #condition, fmt::format(__VA_ARGS__))); \
   } while (false)

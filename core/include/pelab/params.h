@@ -20,7 +20,8 @@ struct PELAB_API SourceLocation {
   int column = 0;
 
   bool known() const { return !file.empty(); }
-  /// "file:line:column", or the bare file name when the line is unknown, or "" when nothing is known.
+  /// "file:line:column", or the bare file name when the line is unknown, or "" when nothing is
+  /// known.
   std::string str() const;
 };
 
@@ -43,15 +44,25 @@ struct PELAB_API ParamSpec {
   ParamType type = ParamType::kFloat;
   ParamValue default_value;
   std::string doc;
-  std::optional<double> min;          // inclusive; for numbers and every element of number lists
-  std::optional<double> max;          // inclusive
-  std::vector<std::string> choices;   // for strings: the allowed values, empty = any
+  std::optional<double> min;         // inclusive; for numbers and every element of number lists
+  std::optional<double> max;         // inclusive
+  std::vector<std::string> choices;  // for strings: the allowed values, empty = any
   PluginKind plugin_kind = PluginKind::kInitializer;  // for kPlugin
 
   // Chainable refinements, used while declaring a schema.
-  ParamSpec& at_least(double lower) { min = lower; return *this; }
-  ParamSpec& at_most(double upper) { max = upper; return *this; }
-  ParamSpec& in_range(double lower, double upper) { min = lower; max = upper; return *this; }
+  ParamSpec& at_least(double lower) {
+    min = lower;
+    return *this;
+  }
+  ParamSpec& at_most(double upper) {
+    max = upper;
+    return *this;
+  }
+  ParamSpec& in_range(double lower, double upper) {
+    min = lower;
+    max = upper;
+    return *this;
+  }
 
   /// A one-line human description of the accepted values: "float >= 0", "one of: post, pre".
   std::string accepted() const;

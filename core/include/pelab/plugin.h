@@ -14,9 +14,9 @@
 #include <memory>
 #include <string>
 
+#include <torch/version.h>
 #include <boost/config.hpp>
 #include <boost/dll/alias.hpp>
-#include <torch/version.h>
 
 #include "pelab/export.h"
 #include "pelab/initializer.h"
@@ -37,9 +37,9 @@ inline constexpr std::uint32_t kPluginApiVersion = 1;
 
 /// The C++ ABI a plugin was compiled for: Itanium ABI version and libstdc++'s string ABI. Types
 /// such as std::string cross the boundary, so both must match the host's.
-#define PELAB_CXX_ABI_TAG                                            \
-  "itanium-" PELAB_PLUGIN_STRINGIFY(__GXX_ABI_VERSION) "-cxx11abi-" \
-      PELAB_PLUGIN_STRINGIFY(_GLIBCXX_USE_CXX11_ABI)
+#define PELAB_CXX_ABI_TAG                                                                   \
+  "itanium-" PELAB_PLUGIN_STRINGIFY(__GXX_ABI_VERSION) "-cxx11abi-" PELAB_PLUGIN_STRINGIFY( \
+      _GLIBCXX_USE_CXX11_ABI)
 
 /// The name of the exported entry.
 inline constexpr const char* kPluginEntryName = "pelab_plugin_info";
@@ -98,8 +98,8 @@ using PluginEntry = const PluginInfo*();
 namespace detail {
 inline PluginInfo plugin_info_header(PluginKind kind, const char* name, const char* version,
                                      const char* summary, DeclareParams declare) {
-  return PluginInfo{kPluginApiVersion, TORCH_VERSION, PELAB_CXX_ABI_TAG, kind, name, version,
-                    summary, declare, nullptr, nullptr, nullptr, nullptr};
+  return PluginInfo{kPluginApiVersion, TORCH_VERSION, PELAB_CXX_ABI_TAG, kind,    name,    version,
+                    summary,           declare,       nullptr,           nullptr, nullptr, nullptr};
 }
 inline PluginInfo make_info(const char* n, const char* v, const char* s, DeclareParams d,
                             CreatePositionalEncoding f) {
@@ -131,12 +131,12 @@ inline PluginInfo make_info(const char* n, const char* v, const char* s, Declare
 
 /// Registers the plugin of this .so: one per library. The kind follows from the factory's
 /// signature. NAME must match the file name `libpelab_<kind>_<NAME>.so`.
-#define PELAB_REGISTER_PLUGIN(NAME, VERSION, SUMMARY, DECLARE, CREATE)                     \
-  namespace {                                                                               \
-  const ::pelab::PluginInfo* pelab_plugin_info_impl() {                                     \
-    static const ::pelab::PluginInfo info =                                                 \
-        ::pelab::detail::make_info(NAME, VERSION, SUMMARY, DECLARE, CREATE);                \
-    return &info;                                                                           \
-  }                                                                                         \
-  }                                                                                         \
+#define PELAB_REGISTER_PLUGIN(NAME, VERSION, SUMMARY, DECLARE, CREATE)       \
+  namespace {                                                                \
+  const ::pelab::PluginInfo* pelab_plugin_info_impl() {                      \
+    static const ::pelab::PluginInfo info =                                  \
+        ::pelab::detail::make_info(NAME, VERSION, SUMMARY, DECLARE, CREATE); \
+    return &info;                                                            \
+  }                                                                          \
+  }                                                                          \
   BOOST_DLL_ALIAS(pelab_plugin_info_impl, pelab_plugin_info)

@@ -11,8 +11,8 @@ namespace pelab {
 enum class PluginKind : int { kPositionalEncoding = 0, kInitializer = 1, kTask = 2, kProbe = 3 };
 
 inline constexpr PluginKind kAllPluginKinds[] = {PluginKind::kPositionalEncoding,
-                                                  PluginKind::kInitializer, PluginKind::kTask,
-                                                  PluginKind::kProbe};
+                                                 PluginKind::kInitializer, PluginKind::kTask,
+                                                 PluginKind::kProbe};
 
 /// The short name used in plugin file names and the CLI: "pe", "init", "task", "probe".
 PELAB_API std::string to_string(PluginKind kind);

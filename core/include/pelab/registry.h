@@ -89,6 +89,9 @@ class PELAB_API Registry {
   const ParamSchema& schema(PluginKind kind, const std::string& name) {
     return get(kind, name).schema;
   }
+  /// The plugin with every parameter at its default (nested plugins too): what a manifest table
+  /// holding only `plugin = "<name>"` resolves to.
+  PluginSpec default_spec(PluginKind kind, const std::string& name);
 
   std::shared_ptr<PositionalEncoding> create_positional_encoding(const PluginSpec& spec,
                                                                  const Layout& layout,
@@ -102,7 +105,7 @@ class PELAB_API Registry {
   std::string find_file(PluginKind kind, const std::string& name) const;
 
   std::vector<std::string> search_path_;
-  std::map<std::string, std::unique_ptr<LoadedPlugin>> by_file_;           // canonical path ->
+  std::map<std::string, std::unique_ptr<LoadedPlugin>> by_file_;  // canonical path ->
   std::map<std::pair<PluginKind, std::string>, const LoadedPlugin*> by_name_;
 };
 

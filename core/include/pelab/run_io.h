@@ -27,6 +27,8 @@ PELAB_API torch::Tensor read_npy(const std::string& path);
 
 /// Quotes a CSV field when it needs it (RFC 4180).
 PELAB_API std::string csv_field(const std::string& field);
+/// Splits one CSV line written with csv_field() back into its fields.
+PELAB_API std::vector<std::string> parse_csv_line(const std::string& line);
 
 /// A value printed with the shortest representation that reads back exactly ("0.1", not
 /// "0.10000000000000001"), so that identical runs give byte-identical files.

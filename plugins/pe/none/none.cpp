@@ -12,8 +12,7 @@ class NoPositionalEncoding : public PositionalEncoding {
 
 void declare(ParamSchema&) {}
 
-std::shared_ptr<PositionalEncoding> create(const PluginContext&, const Layout&,
-                                           const ModelShape&) {
+std::shared_ptr<PositionalEncoding> create(const PluginContext&, const Layout&, const ModelShape&) {
   return std::make_shared<NoPositionalEncoding>();
 }
 

@@ -34,7 +34,9 @@ class PENormProbe : public Probe {
 
 void declare(ParamSchema&) {}
 
-std::shared_ptr<Probe> create(const PluginContext&) { return std::make_shared<PENormProbe>(); }
+std::shared_ptr<Probe> create(const PluginContext&) {
+  return std::make_shared<PENormProbe>();
+}
 
 }  // namespace
 }  // namespace pelab

@@ -1,0 +1,203 @@
+// The `pelab` program as a user runs it: exit codes and what it prints.
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <boost/filesystem.hpp>
+
+#include "test_support.h"
+
+namespace pelab {
+namespace {
+
+using ::pelab::test::fixture_manifest;
+using ::pelab::test::fixture_plugin_dir;
+using ::pelab::test::ScratchDir;
+using ::testing::ContainsRegex;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+
+namespace fs = boost::filesystem;
+
+struct Result {
+  int exit_code = -1;
+  std::string out;  // stdout, or stdout and stderr together
+};
+
+// Runs the built `pelab` with `arguments` (already shell-quoted) in a clean environment.
+// `streams` picks what is captured: "2>&1" for both, "2>&1 >/dev/null" for stderr only.
+Result pelab(const std::string& arguments, const std::string& streams = "2>&1") {
+  const std::string command = "env -u PELAB_PLUGIN_PATH OMP_NUM_THREADS=1 '" +
+                              std::string(PELAB_BINARY_DIR) + "/bin/pelab' " + arguments + " " +
+                              streams;
+  Result result;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) {
+    ADD_FAILURE() << "cannot run " << command;
+    return result;
+  }
+  std::array<char, 4096> buffer;
+  std::size_t n;
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
+    result.out.append(buffer.data(), n);
+  const int status = ::pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+std::string quoted(const std::string& text) {
+  return "'" + text + "'";
+}
+
+const std::string kSmoke =
+    std::string(PELAB_SOURCE_DIR) + "/tasks/marker_position/experiments/smoke.toml";
+
+TEST(PelabCli, Help) {
+  const Result result = pelab("--help");
+  EXPECT_EQ(result.exit_code, 0) << result.out;
+  for (const char* word : {"plugins", "describe", "validate", "run", "--plugin-path"}) {
+    EXPECT_THAT(result.out, HasSubstr(word));
+  }
+  EXPECT_EQ(pelab("run --help").exit_code, 0);
+}
+
+TEST(PelabCli, Version) {
+  const Result result = pelab("--version");
+  EXPECT_EQ(result.exit_code, 0) << result.out;
+  EXPECT_THAT(result.out, HasSubstr("plugin API 1"));
+  EXPECT_THAT(result.out, HasSubstr(std::string("LibTorch ") + TORCH_VERSION));
+}
+
+TEST(PelabCli, NeedsASubcommand) {
+  EXPECT_NE(pelab("").exit_code, 0);
+  EXPECT_NE(pelab("frobnicate").exit_code, 0);
+}
+
+TEST(PelabCli, PluginsListsTheFourKinds) {
+  const Result result = pelab("plugins");
+  EXPECT_EQ(result.exit_code, 0) << result.out;
+  EXPECT_THAT(result.out, ContainsRegex("\npe +learned +1\\.0\\.0 "));
+  EXPECT_THAT(result.out, ContainsRegex("\npe +none "));
+  EXPECT_THAT(result.out, ContainsRegex("\ninit +normal "));
+  EXPECT_THAT(result.out, ContainsRegex("\ntask +marker_position "));
+  EXPECT_THAT(result.out, ContainsRegex("\nprobe +pe_norm "));
+  // The fixtures are built elsewhere: the plugin folder holds only working plugins.
+  EXPECT_THAT(result.out, Not(HasSubstr("warning:")));
+  EXPECT_THAT(result.out, Not(HasSubstr("wrong_api")));
+  EXPECT_THAT(result.out, HasSubstr("search path: "));
+}
+
+TEST(PelabCli, PluginsOfOneKind) {
+  const Result result = pelab("plugins --kind init");
+  EXPECT_EQ(result.exit_code, 0) << result.out;
+  EXPECT_THAT(result.out, HasSubstr("normal"));
+  EXPECT_THAT(result.out, Not(HasSubstr("learned")));
+
+  const Result wrong = pelab("plugins --kind colour", "2>&1 >/dev/null");
+  EXPECT_EQ(wrong.exit_code, 1);
+  EXPECT_THAT(wrong.out, StartsWith("error: --kind 'colour' is not a plugin kind"));
+}
+
+TEST(PelabCli, PluginsWarnsAboutBrokenFilesOnThePath) {
+  const Result result = pelab("--plugin-path " + quoted(fixture_plugin_dir()) + " plugins");
+  EXPECT_EQ(result.exit_code, 0) << result.out;
+  EXPECT_THAT(result.out, HasSubstr("warning: "));
+  EXPECT_THAT(result.out, HasSubstr("version 999"));
+  EXPECT_THAT(result.out, HasSubstr("libpelab_pe_not_a_library.so"));
+  EXPECT_THAT(result.out, ContainsRegex("\npe +learned "));  // the good ones still listed
+}
+
+TEST(PelabCli, DescribeAPlugin) {
+  const Result result = pelab("describe learned");
+  EXPECT_EQ(result.exit_code, 0) << result.out;
+  EXPECT_THAT(result.out, StartsWith("positional encoding learned 1.0.0"));
+  EXPECT_THAT(result.out, ContainsRegex("\n  init +initializer plugin"));
+  EXPECT_THAT(result.out, HasSubstr("{ plugin = \"normal\" }"));
+}
+
+TEST(PelabCli, DescribeACoreSection) {
+  const Result result = pelab("describe model");
+  EXPECT_EQ(result.exit_code, 0) << result.out;
+  EXPECT_THAT(result.out, StartsWith("[model] (core section)"));
+  EXPECT_THAT(result.out, ContainsRegex("\n  layers +int in \\[1, 256\\] +default 4"));
+}
+
+TEST(PelabCli, DescribeSuggestsTheClosestName) {
+  const Result result = pelab("describe lerned", "2>&1 >/dev/null");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_THAT(result.out, HasSubstr("error: no plugin named 'lerned'; did you mean 'learned'?"));
+}
+
+TEST(PelabCli, ValidateAGoodManifest) {
+  const Result result = pelab("validate " + quoted(kSmoke));
+  EXPECT_EQ(result.exit_code, 0) << result.out;
+  EXPECT_THAT(result.out,
+              HasSubstr("valid. experiment 'marker-smoke': 1 point(s) x seeds = 1 run(s)"));
+}
+
+TEST(PelabCli, ValidateABadManifestPrintsWhereAndExitsOne) {
+  const std::string path = fixture_manifest("misspelt_key.toml");
+  const Result result = pelab("validate " + quoted(path), "2>&1 >/dev/null");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_THAT(result.out, StartsWith("error: " + path + ":10:29: unknown key 'sdt'"));
+  EXPECT_THAT(result.out, HasSubstr("did you mean 'std'?"));
+  EXPECT_THAT(result.out, Not(HasSubstr("internal error")));
+}
+
+TEST(PelabCli, ValidateWithOverrides) {
+  const Result sweep = pelab("validate " + quoted(kSmoke) + " --set 'experiment.seeds=[1, 2, 3]'");
+  EXPECT_EQ(sweep.exit_code, 0) << sweep.out;
+  EXPECT_THAT(sweep.out, HasSubstr("= 3 run(s)"));
+
+  const Result bad =
+      pelab("validate " + quoted(kSmoke) + " --set model.layers=0", "2>&1 >/dev/null");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_THAT(bad.out,
+              StartsWith("error: --set model.layers=0: 'layers' in [model] is 0, out of range"));
+}
+
+TEST(PelabCli, ValidateAMissingFile) {
+  const Result result = pelab("validate /nonexistent/m.toml", "2>&1 >/dev/null");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_THAT(result.out, HasSubstr("'/nonexistent/m.toml' does not exist"));
+}
+
+TEST(PelabCli, RunWritesTheExperimentAndSkipsFinishedRuns) {
+  ScratchDir dir;
+  {
+    std::ofstream manifest(dir / "cli.toml");
+    manifest << "[experiment]\nseeds = [1, 2]\n\n"
+                "[task]\nplugin = \"marker_position\"\ntokens = 4\ntrain_samples = 32\n"
+                "test_samples = 16\n\n"
+                "[model]\nlayers = 1\nd_model = 8\nmlp_ratio = 1\n\n"
+                "[pe]\nplugin = \"learned\"\n\n"
+                "[train]\nepochs = 1\nbatch_size = 16\nthreads = 1\n\n"
+                "[[probe]]\nplugin = \"pe_norm\"\n";
+  }
+  const std::string out = dir / "out";
+  const std::string command = "run " + quoted(dir / "cli.toml") + " --quiet --out " + quoted(out);
+  const Result first = pelab(command);
+  ASSERT_EQ(first.exit_code, 0) << first.out;
+  EXPECT_THAT(first.out, HasSubstr("experiment 'cli': 1 point(s), 2 run(s)"));
+  EXPECT_THAT(first.out, HasSubstr("[2/2] default seed 2"));
+  for (const char* file :
+       {"cli/report.md", "cli/results.csv", "cli/default/seed-1/metrics.csv",
+        "cli/default/seed-2/summary.json", "cli/default/seed-2/probes/pe_norm.json"}) {
+    EXPECT_TRUE(fs::is_regular_file(out + "/" + file)) << file;
+  }
+  EXPECT_THAT(test::slurp(out + "/cli/results.csv"), HasSubstr("\ndefault,test/all/accuracy,"));
+
+  const Result second = pelab(command);
+  ASSERT_EQ(second.exit_code, 0) << second.out;
+  EXPECT_THAT(second.out, HasSubstr("already finished"));
+}
+
+}  // namespace
+}  // namespace pelab

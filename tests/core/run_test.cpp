@@ -1,0 +1,213 @@
+// execute_run end to end on a tiny marker_position model: the run folder's files, bit-for-bit
+// reproducibility, skipping finished runs and resuming from a checkpoint.
+
+#include "pelab/run.h"
+
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+#include <boost/filesystem.hpp>
+#include <nlohmann/json.hpp>
+
+#include "pelab/error.h"
+#include "pelab/manifest.h"
+#include "pelab/registry.h"
+#include "pelab/run_io.h"
+#include "test_support.h"
+
+namespace pelab {
+namespace {
+
+using ::pelab::test::builtin_registry;
+using ::pelab::test::ScratchDir;
+using ::pelab::test::slurp;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+namespace fs = boost::filesystem;
+using json = nlohmann::json;
+
+// Seconds to run: a one-block, 8-wide model on 64 samples.
+const std::string kTiny = R"([experiment]
+name = "tiny"
+seeds = [3]
+
+[task]
+plugin = "marker_position"
+tokens = 6
+train_samples = 64
+test_samples = 32
+
+[model]
+layers = 1
+d_model = 8
+heads = 2
+mlp_ratio = 2
+
+[pe]
+plugin = "learned"
+init = { plugin = "normal", std = 0.2 }
+
+[train]
+lr = 0.01
+batch_size = 16
+epochs = 2
+threads = 1
+
+[[probe]]
+plugin = "pe_norm"
+)";
+
+class RunTest : public ::testing::Test {
+ protected:
+  RunTest() : registry_(builtin_registry()) {}
+
+  RunConfig config(const std::vector<std::string>& overrides = {}) {
+    const Manifest manifest = Manifest::from_string(kTiny, "tiny.toml", registry_, overrides);
+    EXPECT_EQ(manifest.runs().size(), 1u);
+    return manifest.runs().front();
+  }
+
+  RunOutcome run(const std::string& root, const std::vector<std::string>& overrides = {},
+                 bool force = false) {
+    RunOptions options;
+    options.force = force;
+    return execute_run(config(overrides), registry_, root, options);
+  }
+
+  Registry registry_;
+};
+
+TEST_F(RunTest, WritesEveryFile) {
+  ScratchDir root;
+  const RunOutcome outcome = run(root.path());
+  EXPECT_EQ(outcome.dir, root / "tiny/default/seed-3");
+  EXPECT_FALSE(outcome.skipped);
+  const std::string dir = outcome.dir;
+  for (const char* file :
+       {"config.toml", "metrics.csv", "summary.json", "run.log", "checkpoint.pt",
+        "pe/tables-epoch-000000.npy", "pe/tables-epoch-000001.npy", "pe/tables-epoch-000002.npy",
+        "probes/pe_norm.json", "probes/pe_norm-norms.npy", "probes/pe_norm-epochs.npy"}) {
+    EXPECT_TRUE(fs::is_regular_file(dir + "/" + file)) << file;
+  }
+  // Every file was renamed into place: no temporary is left behind.
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    EXPECT_THAT(entry.path().filename().string(), ::testing::Not(HasSubstr(".tmp.")));
+  }
+
+  EXPECT_EQ(read_file(dir + "/config.toml"), config().to_toml());
+
+  const std::string metrics = read_file(dir + "/metrics.csv");
+  EXPECT_THAT(metrics, StartsWith("epoch,split,group,metric,value\n"));
+  EXPECT_THAT(metrics, HasSubstr("\n0,test,all,accuracy,"));
+  EXPECT_THAT(metrics, HasSubstr("\n1,train_epoch,all,loss,"));
+  EXPECT_THAT(metrics, HasSubstr("\n2,test,second_half,loss,"));
+  // 3 evaluations x 2 splits x 3 groups x 2 metrics, 2 training losses, the header.
+  EXPECT_EQ(std::count(metrics.begin(), metrics.end(), '\n'), 3 * 2 * 3 * 2 + 2 + 1);
+
+  const json summary = json::parse(read_file(dir + "/summary.json"));
+  EXPECT_EQ(summary["status"], "finished");
+  EXPECT_EQ(summary["experiment"], "tiny");
+  EXPECT_EQ(summary["seed"], 3);
+  EXPECT_EQ(summary["epochs"], 2);
+  EXPECT_EQ(summary["threads"], 1);
+  EXPECT_EQ(summary["torch_version"], TORCH_VERSION);
+  ASSERT_TRUE(summary["final"].contains("test/all/accuracy"));
+  EXPECT_EQ(summary["final"]["test/all/accuracy"].get<double>(),
+            outcome.final_metrics.at("test/all/accuracy"));
+  EXPECT_FALSE(outcome.final_metrics.count("train_epoch/all/loss"));
+  EXPECT_TRUE(outcome.final_metrics.count("train/first_half/loss"));
+
+  // One block, one PE: [1, tokens, d_model] tables, the first being the initialisation.
+  const torch::Tensor initial = read_npy(dir + "/pe/tables-epoch-000000.npy");
+  ASSERT_EQ(initial.sizes(), (std::vector<std::int64_t>{1, 6, 8}));
+  EXPECT_NEAR(initial.std().item<double>(), 0.2, 0.08);
+  const torch::Tensor last = read_npy(dir + "/pe/tables-epoch-000002.npy");
+  EXPECT_FALSE(torch::equal(initial, last));  // training moved it
+
+  const json probe = json::parse(read_file(dir + "/probes/pe_norm.json"));
+  EXPECT_EQ(probe["probe"], "pe_norm");
+  EXPECT_EQ(probe["epoch"], 2);
+  EXPECT_NEAR(probe["scalars"]["norm_initial"].get<double>(),
+              initial.to(torch::kFloat64).norm().item<double>(), 1e-9);
+  EXPECT_NEAR(probe["scalars"]["norm_final"].get<double>(),
+              last.to(torch::kFloat64).norm().item<double>(), 1e-9);
+  EXPECT_EQ(probe["arrays"],
+            json::array({"probes/pe_norm-epochs.npy", "probes/pe_norm-norms.npy"}));
+  EXPECT_EQ(read_npy(dir + "/probes/pe_norm-norms.npy").sizes(), (std::vector<std::int64_t>{3, 1}));
+  EXPECT_EQ(summary["probes"]["pe_norm"]["norm_initial"], probe["scalars"]["norm_initial"]);
+}
+
+TEST_F(RunTest, SameManifestAndSeedGiveIdenticalBytes) {
+  ScratchDir a, b;
+  const std::string dir_a = run(a.path()).dir;
+  const std::string dir_b = run(b.path()).dir;
+  for (const char* file : {"metrics.csv", "config.toml", "pe/tables-epoch-000002.npy",
+                           "probes/pe_norm.json", "probes/pe_norm-norms.npy"}) {
+    EXPECT_EQ(slurp(dir_a + "/" + file), slurp(dir_b + "/" + file)) << file;
+  }
+  // And another seed gives another run.
+  ScratchDir c;
+  const std::string dir_c = run(c.path(), {"experiment.seeds=[4]"}).dir;
+  EXPECT_EQ(dir_c, c / "tiny/default/seed-4");
+  EXPECT_NE(slurp(dir_a + "/metrics.csv"), slurp(dir_c + "/metrics.csv"));
+}
+
+TEST_F(RunTest, FinishedRunIsSkipped) {
+  ScratchDir root;
+  const RunOutcome first = run(root.path());
+  const std::string metrics = slurp(first.dir + "/metrics.csv");
+  const auto written = fs::last_write_time(first.dir + "/metrics.csv");
+  fs::remove(first.dir + "/checkpoint.pt");  // a skipped run needs nothing but its summary
+
+  const RunOutcome second = run(root.path());
+  EXPECT_TRUE(second.skipped);
+  EXPECT_EQ(second.dir, first.dir);
+  EXPECT_EQ(second.final_metrics, first.final_metrics);
+  EXPECT_EQ(slurp(first.dir + "/metrics.csv"), metrics);
+  EXPECT_EQ(fs::last_write_time(first.dir + "/metrics.csv"), written);
+  EXPECT_FALSE(fs::exists(first.dir + "/checkpoint.pt"));
+
+  // --force runs it again, from scratch, to the same result.
+  const RunOutcome forced = run(root.path(), {}, /*force=*/true);
+  EXPECT_FALSE(forced.skipped);
+  EXPECT_EQ(slurp(first.dir + "/metrics.csv"), metrics);
+}
+
+TEST_F(RunTest, ResumedRunEqualsAStraightOne) {
+  // A: 4 epochs in one go. B: 2 epochs, then (as if interrupted) continued to 4 from its
+  // checkpoint. The checkpoint holds model, optimiser, epoch and RNG state, so B must end exactly
+  // where A did.
+  ScratchDir a, b;
+  const std::string dir_a = run(a.path(), {"train.epochs=4"}).dir;
+  const std::string dir_b = run(b.path(), {"train.epochs=2"}).dir;
+  ASSERT_EQ(fs::path(dir_a).lexically_relative(a.path()),
+            fs::path(dir_b).lexically_relative(b.path()));
+  EXPECT_FALSE(fs::exists(dir_b + "/pe/tables-epoch-000003.npy"));
+  fs::remove(dir_b + "/summary.json");  // unfinished: it will resume, not skip
+
+  const RunOutcome resumed = run(b.path(), {"train.epochs=4"});
+  EXPECT_FALSE(resumed.skipped);
+  EXPECT_THAT(slurp(dir_b + "/run.log"), HasSubstr("resumed from the checkpoint of epoch 2"));
+  for (const char* file :
+       {"metrics.csv", "config.toml", "pe/tables-epoch-000003.npy", "pe/tables-epoch-000004.npy",
+        "probes/pe_norm.json", "probes/pe_norm-norms.npy"}) {
+    EXPECT_EQ(slurp(dir_a + "/" + file), slurp(dir_b + "/" + file)) << file;
+  }
+}
+
+TEST_F(RunTest, CudaDeviceIsRefusedOnThisBuild) {
+  ScratchDir root;
+  try {
+    run(root.path(), {"train.device=cuda"});
+    FAIL() << "the run started";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("cuda"));
+  }
+}
+
+}  // namespace
+}  // namespace pelab
