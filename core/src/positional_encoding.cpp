@@ -37,4 +37,11 @@ torch::Tensor PositionalEncoding::kernel() {
   return {};
 }
 
+torch::Tensor& TablePositionalEncoding::set_table(torch::Tensor table, bool learnable) {
+  PELAB_INTERNAL_ASSERT(!table_.defined(), "{}: the table is set twice", name());
+  table_ = learnable ? register_parameter("table", std::move(table))
+                     : register_buffer("table", std::move(table));
+  return table_;
+}
+
 }  // namespace pelab

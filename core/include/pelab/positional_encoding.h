@@ -40,4 +40,20 @@ class PELAB_API PositionalEncoding : public torch::nn::Module {
   virtual torch::Tensor kernel();
 };
 
+/// An additive PE whose whole state is one N x d table, learnable or fixed: the common base of
+/// learned, sinusoidal and random tables.
+class PELAB_API TablePositionalEncoding : public PositionalEncoding {
+ public:
+  unsigned hooks() const override { return kAdditive; }
+  torch::Tensor embed(const torch::Tensor& x) override { return x + table_; }
+  torch::Tensor table() override { return table_; }
+
+ protected:
+  /// Registers `table` as a parameter (the optimizer trains it) or as a buffer (fixed).
+  torch::Tensor& set_table(torch::Tensor table, bool learnable);
+
+ private:
+  torch::Tensor table_;
+};
+
 }  // namespace pelab

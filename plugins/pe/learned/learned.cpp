@@ -8,23 +8,17 @@
 namespace pelab {
 namespace {
 
-class LearnedPositionalEncoding : public PositionalEncoding {
+class LearnedPositionalEncoding : public TablePositionalEncoding {
  public:
   LearnedPositionalEncoding(const Layout& layout, const ModelShape& shape,
                             const Initializer& initializer) {
-    table_ = register_parameter("table", torch::empty({layout.tokens, shape.d_model}));
+    torch::Tensor& table =
+        set_table(torch::empty({layout.tokens, shape.d_model}), /*learnable=*/true);
     torch::NoGradGuard no_grad;
     const std::string what =
         shape.block < 0 ? "pe.table (shared)" : fmt::format("pe.table (block {})", shape.block);
-    initializer.fill(table_, InitContext::for_tensor(table_, what, &layout));
+    initializer.fill(table, InitContext::for_tensor(table, what, &layout));
   }
-
-  unsigned hooks() const override { return kAdditive; }
-  torch::Tensor embed(const torch::Tensor& x) override { return x + table_; }
-  torch::Tensor table() override { return table_; }
-
- private:
-  torch::Tensor table_;
 };
 
 void declare(ParamSchema& schema) {

@@ -31,18 +31,11 @@ torch::Tensor sinusoidal_table(const torch::Tensor& coordinates, std::int64_t d_
   return torch::cat(chunks, 1).to(torch::kFloat32);
 }
 
-class SinusoidalND : public PositionalEncoding {
+class SinusoidalND : public TablePositionalEncoding {
  public:
   SinusoidalND(const Layout& layout, std::int64_t d_model, double base, double scale) {
-    table_ = register_buffer("table", sinusoidal_table(layout.coordinates, d_model, base) * scale);
+    set_table(sinusoidal_table(layout.coordinates, d_model, base) * scale, /*learnable=*/false);
   }
-
-  unsigned hooks() const override { return kAdditive; }
-  torch::Tensor embed(const torch::Tensor& x) override { return x + table_; }
-  torch::Tensor table() override { return table_; }
-
- private:
-  torch::Tensor table_;
 };
 
 void declare(ParamSchema& schema) {
