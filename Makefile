@@ -13,7 +13,7 @@ DEMO_ARGS ?= --set 'experiment.seeds=[2235]' -j 2
 DEBIAN_PACKAGES := g++ cmake make ccache \
 	libtorch-dev libopenblas0-openmp \
 	libboost-dev libboost-filesystem-dev libfmt-dev libtomlplusplus-dev \
-	libcli11-dev libspdlog-dev nlohmann-json3-dev libgtest-dev libbenchmark-dev \
+	libcli11-dev libspdlog-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev \
 	python3-numpy
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)

@@ -89,14 +89,20 @@ int list_plugins(const Options& options) {
     PELAB_CHECK(only.has_value(), "--kind '{}' is not a plugin kind: use pe, init, task or probe",
                 options.kind);
   }
-  auto found = registry.discover();
+  const auto found = registry.discover();
   std::printf("%-6s %-20s %-8s %-58s %s\n", "KIND", "NAME", "VERSION", "SUMMARY", "FILE");
   std::size_t listed = 0;
   std::vector<const DiscoveredPlugin*> problems;
   for (PluginKind kind : kAllPluginKinds) {
     if (only && kind != *only) continue;
+    std::vector<const DiscoveredPlugin*> of_kind;
     for (const auto& entry : found) {
-      if (entry.plugin == nullptr || entry.plugin->kind() != kind) continue;
+      if (entry.plugin != nullptr && entry.plugin->kind() == kind) of_kind.push_back(&entry);
+    }
+    std::sort(of_kind.begin(), of_kind.end(),
+              [](const auto* a, const auto* b) { return a->plugin->name() < b->plugin->name(); });
+    for (const DiscoveredPlugin* listed_entry : of_kind) {
+      const DiscoveredPlugin& entry = *listed_entry;
       const PluginInfo& info = *entry.plugin->info;
       std::printf("%-6s %-20s %-8s %-58s %s\n", kind_column(kind).c_str(), info.name,
                   info.version ? info.version : "",

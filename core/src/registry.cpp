@@ -134,7 +134,9 @@ Registry::Registry(std::vector<std::string> search_path) : search_path_(std::mov
 std::string Registry::builtin_plugin_folder() {
   // The folder of libpelab_core.so itself, wherever it was loaded from.
   const fs::path core = boost::dll::this_line_location();
-  return (core.parent_path() / "pelab" / "plugins").string();
+  boost::system::error_code error;
+  const fs::path folder = fs::weakly_canonical(core.parent_path() / "pelab" / "plugins", error);
+  return (error ? core.parent_path() / "pelab" / "plugins" : folder).string();
 }
 
 std::vector<std::string> Registry::default_search_path(
