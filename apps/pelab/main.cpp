@@ -21,7 +21,8 @@ int main(int argc, char** argv) {
   pelab::cli::Options options;
   app.add_option("--plugin-path", options.plugin_folders,
                  "Folder to search for plugins before PELAB_PLUGIN_PATH and the built-in folder "
-                 "(repeatable)");
+                 "(repeatable)")
+      ->allow_extra_args(false);
 
   auto* plugins = app.add_subcommand("plugins", "List the plugins on the plugin path");
   plugins->add_option("--kind", options.kind, "Only this kind: pe, init, task or probe");
@@ -34,11 +35,14 @@ int main(int argc, char** argv) {
 
   auto* validate = app.add_subcommand("validate", "Check a manifest without running it");
   validate->add_option("manifest", options.manifest, "The manifest (.toml)")->required();
-  validate->add_option("--set", options.overrides, "Override a key: --set pe.init.std=0.5");
+  validate
+      ->add_option("--set", options.overrides, "Override a key: --set pe.init.std=0.5 (repeatable)")
+      ->allow_extra_args(false);
 
   auto* run = app.add_subcommand("run", "Run every point and seed of a manifest");
   run->add_option("manifest", options.manifest, "The manifest (.toml)")->required();
-  run->add_option("--set", options.overrides, "Override a key: --set train.epochs=50");
+  run->add_option("--set", options.overrides, "Override a key: --set train.epochs=50 (repeatable)")
+      ->allow_extra_args(false);
   run->add_option("--out", options.output, "Output folder (runs go to OUT/<experiment>/...)")
       ->capture_default_str();
   run->add_flag("--force", options.force, "Re-run runs that already finished");
