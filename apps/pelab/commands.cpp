@@ -328,8 +328,11 @@ int run(const Options& options) {
       }
     }
   }
-  std::string table = fmt::format("| {:<28} | {:>2} |", "point", "n");
-  std::string rule = fmt::format("|{:-<30}|{:-<4}|", "", "");
+  std::size_t width = 28;
+  for (const auto& point : points)
+    width = std::max(width, point.size());
+  std::string table = fmt::format("| {:<{}} | {:>2} |", "point", width, "n");
+  std::string rule = fmt::format("|{:-<{}}|{:-<4}|", "", width + 2, "");
   for (const auto& column : columns) {
     table += fmt::format(" {:>20} |", column.substr(0, column.size() - 13) + " accuracy");
     rule += fmt::format("{:-<22}|", "");
@@ -339,7 +342,7 @@ int run(const Options& options) {
   for (const auto& point : points) {
     const auto& metrics = values[point];
     std::size_t n = metrics.empty() ? 0 : metrics.begin()->second.size();
-    table += fmt::format("| {:<28} | {:>2} |", point, n);
+    table += fmt::format("| {:<{}} | {:>2} |", point, width, n);
     for (const auto& column : columns) {
       auto it = metrics.find(column);
       if (it == metrics.end()) {
