@@ -286,8 +286,10 @@ RunOutcome execute_run(const RunConfig& config, Registry& registry, const std::s
   const bool interactive = options.progress && ::isatty(::fileno(stderr));
   double training_seconds = 0.0;
   std::int64_t trained_steps = 0;
+  std::int64_t current_epoch = first_epoch;
   try {
     for (std::int64_t epoch = first_epoch; epoch <= epochs; ++epoch) {
+      current_epoch = epoch;
       const auto epoch_started = Clock::now();
       const double loss = trainer.train_epoch();
       training_seconds += std::chrono::duration<double>(Clock::now() - epoch_started).count();
@@ -330,15 +332,13 @@ RunOutcome execute_run(const RunConfig& config, Registry& registry, const std::s
       }
     }
   } catch (const Error& e) {
-    json summary = {{"status", "failed"},
-                    {"error", e.what()},
-                    {"experiment", config.experiment},
-                    {"point", config.point},
-                    {"seed", config.seed}};
+    json summary = {{"status", "failed"},     {"error", e.what()},
+                    {"epoch", current_epoch}, {"experiment", config.experiment},
+                    {"point", config.point},  {"seed", config.seed}};
     write_file_atomically(summary_path, summary.dump(2) + "\n");
     logger->error("{}", e.what());
-    throw Error(fmt::format("run {} failed: {} (its files are kept in {})", config.relative_dir(),
-                            e.what(), dir));
+    throw Error(fmt::format("run {} failed in epoch {}: {} (its files are kept in {})",
+                            config.relative_dir(), current_epoch, e.what(), dir));
   }
   write_file_atomically(dir + "/metrics.csv", metrics_csv(rows));
 
