@@ -25,6 +25,18 @@ torch::Tensor PositionalEncoding::attention_bias() {
   return {};
 }
 
+torch::Tensor PositionalEncoding::relative_logits(const torch::Tensor&) {
+  PELAB_INTERNAL_ASSERT(!has_hook(kRelativeKeys),
+                        "{} declares the relative-key hook but lacks relative_logits()", name());
+  return {};
+}
+
+torch::Tensor PositionalEncoding::relative_values(const torch::Tensor&) {
+  PELAB_INTERNAL_ASSERT(!has_hook(kRelativeValues),
+                        "{} declares the relative-value hook but lacks relative_values()", name());
+  return {};
+}
+
 torch::Tensor PositionalEncoding::table() {
   return {};
 }

@@ -53,16 +53,21 @@ torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x, PositionalEncod
   if (pe != nullptr && pe->has_hook(PositionalEncoding::kRotary)) {
     std::tie(q, k) = pe->rotate(q, k);
   }
-  torch::Tensor logits =
-      torch::matmul(q * (1.0 / std::sqrt(static_cast<double>(head_dim))), k.transpose(-2, -1));
+  const torch::Tensor scaled_q = q * (1.0 / std::sqrt(static_cast<double>(head_dim)));
+  torch::Tensor logits = torch::matmul(scaled_q, k.transpose(-2, -1));
+  if (pe != nullptr && pe->has_hook(PositionalEncoding::kRelativeKeys)) {
+    logits = logits + pe->relative_logits(scaled_q);
+  }
   if (pe != nullptr && pe->has_hook(PositionalEncoding::kAttentionBias)) {
     logits = logits + pe->attention_bias();
   }
   const torch::Tensor probabilities = torch::softmax(logits, -1);
   if (weights != nullptr) *weights = probabilities.detach();
-  const torch::Tensor context =
-      torch::matmul(probabilities, v).transpose(1, 2).reshape({batch, tokens, d_model_});
-  return out_proj->forward(context);
+  torch::Tensor context = torch::matmul(probabilities, v);
+  if (pe != nullptr && pe->has_hook(PositionalEncoding::kRelativeValues)) {
+    context = context + pe->relative_values(probabilities);
+  }
+  return out_proj->forward(context.transpose(1, 2).reshape({batch, tokens, d_model_}));
 }
 
 EncoderBlockImpl::EncoderBlockImpl(const ModelConfig& config) : config_(config) {
