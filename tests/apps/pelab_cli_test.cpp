@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <boost/filesystem.hpp>
 
+#include "pelab/plugin.h"
 #include "test_support.h"
 
 namespace pelab {
@@ -71,7 +72,7 @@ TEST(PelabCli, Help) {
 TEST(PelabCli, Version) {
   const Result result = pelab("--version");
   EXPECT_EQ(result.exit_code, 0) << result.out;
-  EXPECT_THAT(result.out, HasSubstr("plugin API 1"));
+  EXPECT_THAT(result.out, HasSubstr(fmt::format("plugin API {}", kPluginApiVersion)));
   EXPECT_THAT(result.out, HasSubstr(std::string("LibTorch ") + TORCH_VERSION));
 }
 
