@@ -1,0 +1,81 @@
+// An ORACLE initializer: it leaks the ground truth on purpose. Row t of the N x d table is the
+// token's true coordinates (the task's layout, [N, D]), centred on their mean, through a random
+// projection D -> d with orthonormal rows, times `scale`:
+//   table = scale * (X - mean(X)) P,   P: D x d, P P^T = I.
+// Because P is an isometry of R^D into R^d, every pairwise distance between rows is `scale`
+// times the distance between the tokens' coordinates: the table *is* the arrangement of the
+// tokens, in a random orientation drawn from torch's default generator (the run's seed). It
+// answers "what if the PE started out knowing where the tokens are?", and uses the coordinates
+// even when the task hides them from the model (choosing this initializer is the opt-in).
+
+#include <sstream>
+#include <tuple>
+
+#include <torch/torch.h>
+
+#include <pelab/error.h>
+#include <pelab/plugin.h>
+
+namespace pelab {
+namespace {
+
+class FromLayoutInitializer : public Initializer {
+ public:
+  explicit FromLayoutInitializer(double scale) : scale_(scale) {}
+
+  void fill(torch::Tensor& tensor, const InitContext& context) const override {
+    std::ostringstream shape;
+    shape << tensor.sizes();
+    PELAB_CHECK(context.layout != nullptr,
+                "{}: from_layout needs a tensor indexed by token (a PE table, N x d, with the "
+                "task's layout), but this tensor of shape {} has no layout; use it as a PE's "
+                "table initializer, e.g. pe = {{ plugin = \"learned\", init = \"from_layout\" }}",
+                context.what, shape.str());
+    const Layout& layout = *context.layout;
+    PELAB_CHECK(layout.has_coordinates(),
+                "{}: from_layout projects the tokens' coordinates, but the task's layout has "
+                "none; choose another initializer (e.g. normal or sinusoidal)",
+                context.what);
+    PELAB_CHECK(tensor.dim() == 2 && tensor.size(0) == layout.tokens,
+                "{}: from_layout needs an N x d tensor with one row per token (N = {}), but it "
+                "has shape {}",
+                context.what, layout.tokens, shape.str());
+    const std::int64_t d = tensor.size(1);
+    const std::int64_t axes = layout.dims();
+    PELAB_CHECK(d >= axes,
+                "{}: from_layout needs d >= the {} coordinate axes to keep every distance, but "
+                "d = {}; increase d_model",
+                context.what, axes, d);
+    torch::NoGradGuard no_grad;
+    const torch::Tensor coordinates = layout.coordinates.to(torch::kFloat64);
+    const torch::Tensor centred = coordinates - coordinates.mean(0, /*keepdim=*/true);
+    // A Haar-random d x D matrix with orthonormal columns (QR of a Gaussian, signs fixed).
+    torch::Tensor q, r;
+    std::tie(q, r) = torch::linalg_qr(torch::randn({d, axes}, torch::kFloat64));
+    const torch::Tensor projection = (q * torch::diagonal(r).sign()).t();  // D x d
+    tensor.copy_(centred.mm(projection) * scale_);
+  }
+
+ private:
+  double scale_;
+};
+
+void declare(ParamSchema& schema) {
+  schema
+      .real("scale", 1.0,
+            "Multiplies the table: the distance between two rows is scale times the distance "
+            "between the two tokens' coordinates.")
+      .at_least(0.0);
+}
+
+std::shared_ptr<Initializer> create(const PluginContext& context) {
+  return std::make_shared<FromLayoutInitializer>(context.params.real("scale"));
+}
+
+}  // namespace
+}  // namespace pelab
+
+PELAB_REGISTER_PLUGIN("from_layout", "1.0.0",
+                      "ORACLE: the true coordinates, centred, randomly rotated into d (leaks "
+                      "ground truth on purpose)",
+                      pelab::declare, pelab::create)
