@@ -18,6 +18,7 @@
 #include "pelab/error.h"
 #include "pelab/registry.h"
 #include "pelab/run_io.h"
+#include "pelab/run_loader.h"
 #include "pelab/trainer.h"
 #include "pelab/transformer_encoder.h"
 
@@ -193,9 +194,9 @@ void check_same_config(const std::string& dir, const std::string& current, bool 
       dir, resuming ? "partial" : "finished", listed));
 }
 
-json probe_scalars_json(const ProbeResult& result) {
+json probe_scalars_json(const std::map<std::string, double>& values) {
   json scalars = json::object();
-  for (const auto& [name, value] : result.scalars)
+  for (const auto& [name, value] : values)
     scalars[name] = value;
   return scalars;
 }
@@ -343,22 +344,10 @@ RunOutcome execute_run(const RunConfig& config, Registry& registry, const std::s
   write_file_atomically(dir + "/metrics.csv", metrics_csv(rows));
 
   json probes = json::object();
-  for (const auto& spec : config.probes) {
-    std::shared_ptr<Probe> probe = registry.create_probe(spec);
-    ProbeContext context{layout, snapshots, model.get(), task.get(), &registry};
-    const ProbeResult result = probe->run(context);
-    json document = {{"probe", spec.name},
-                     {"epoch", snapshots.back().epoch},
-                     {"scalars", probe_scalars_json(result)},
-                     {"arrays", json::array()}};
-    for (const auto& [name, array] : result.arrays) {
-      const std::string file = fmt::format("probes/{}-{}.npy", spec.name, name);
-      write_npy(dir + "/" + file, array);
-      document["arrays"].push_back(file);
-    }
-    write_file_atomically(fmt::format("{}/probes/{}.json", dir, spec.name),
-                          document.dump(2) + "\n");
-    probes[spec.name] = probe_scalars_json(result);
+  const ProbeContext context{layout, snapshots, model.get(), task.get(), &registry};
+  for (const auto& probe : run_probes(config.probes, context, registry, dir)) {
+    probes[probe.name] = probe_scalars_json(probe.scalars);
+    if (!probe.error.empty()) logger->warn("probe {} failed: {}", probe.name, probe.error);
   }
 
   outcome.seconds = std::chrono::duration<double>(Clock::now() - started).count();

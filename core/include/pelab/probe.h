@@ -35,10 +35,12 @@ struct PELAB_API ProbeContext {
   Registry* registry = nullptr;         // to build reference PEs
 };
 
-/// Named scalars (aggregated over seeds by reports) and arrays (written as .npy).
+/// Named scalars (aggregated over seeds by reports) and arrays (written as .npy), and a one-line
+/// note for the reader, e.g. why a probe has nothing to report for a PE without a table.
 struct PELAB_API ProbeResult {
   std::map<std::string, double> scalars;
   std::map<std::string, torch::Tensor> arrays;
+  std::string note;
 };
 
 /// Measures something about a trained model's positional encodings.

@@ -1,0 +1,59 @@
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pelab/export.h"
+#include "pelab/layout.h"
+#include "pelab/manifest.h"
+#include "pelab/params.h"
+#include "pelab/probe.h"
+
+namespace pelab {
+
+class Registry;
+class Task;
+class TransformerEncoder;
+
+/// What one probe produced, as written to `probes/<name>.json`.
+struct PELAB_API ProbeOutcome {
+  std::string name;
+  std::map<std::string, double> scalars;
+  std::vector<std::string> arrays;  // the .npy files, relative to the run folder
+  std::string note;                 // the probe's note, if any
+  std::string error;                // the error that stopped it, if any (then no scalars)
+};
+
+/// Runs each probe on `context` and writes, in `run_dir`, `probes/<name>.json` (probe, epoch,
+/// scalars, arrays, note or error) and `probes/<name>-<array>.npy`. A probe that throws
+/// pelab::Error is recorded with its error, and the others still run.
+PELAB_API std::vector<ProbeOutcome> run_probes(const std::vector<PluginSpec>& probes,
+                                               const ProbeContext& context, Registry& registry,
+                                               const std::string& run_dir);
+
+/// A finished (or interrupted) run folder read back: its configuration, its task, its model with
+/// the checkpoint's weights, and its PE snapshots.
+struct PELAB_API LoadedRun {
+  std::string dir;
+  RunConfig config;
+  std::shared_ptr<Task> task;
+  Layout layout;
+  std::shared_ptr<TransformerEncoder> model;  // null when the folder has no checkpoint.pt
+  std::int64_t checkpoint_epoch = -1;         // the epoch of the checkpoint's weights
+  std::vector<PESnapshot> snapshots;          // pe/tables-* and pe/kernels-*, by epoch
+};
+
+/// Reads `dir/config.toml` (with `config_text` instead when it is not empty: e.g. the run's
+/// configuration with other probes), rebuilds the task and the model, loads the model's weights
+/// from `dir/checkpoint.pt` and the snapshots from `dir/pe/`. Throws pelab::Error naming what is
+/// missing.
+PELAB_API LoadedRun load_run(const std::string& dir, Registry& registry,
+                             const std::string& config_text = "",
+                             const std::vector<std::string>& overrides = {});
+
+/// The PE snapshots in `dir/pe/` (tables-epoch-NNNNNN.npy, kernels-epoch-NNNNNN.npy), by epoch.
+PELAB_API std::vector<PESnapshot> read_snapshots(const std::string& dir);
+
+}  // namespace pelab

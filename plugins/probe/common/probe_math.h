@@ -1,0 +1,225 @@
+#pragma once
+
+// Small numerical helpers shared by pelab's probe plugins (header-only: each probe is its own
+// .so). Everything is float64 on the CPU.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <torch/torch.h>
+
+#include <pelab/layout.h>
+#include <pelab/probe.h>
+
+namespace pelab::probe_math {
+
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+inline torch::Tensor f64(const torch::Tensor& t) {
+  return t.detach().to(torch::kCPU, torch::kFloat64).contiguous();
+}
+
+/// The snapshots that hold tables (or, with `kernels`, kernels), in training order.
+inline std::vector<const PESnapshot*> with_tables(const std::vector<PESnapshot>& snapshots,
+                                                  bool kernels = false) {
+  std::vector<const PESnapshot*> out;
+  for (const auto& snapshot : snapshots) {
+    if (kernels ? snapshot.kernels.defined() : snapshot.tables.defined()) out.push_back(&snapshot);
+  }
+  return out;
+}
+
+inline torch::Tensor epochs_of(const std::vector<const PESnapshot*>& snapshots) {
+  std::vector<double> epochs;
+  for (const auto* s : snapshots)
+    epochs.push_back(static_cast<double>(s->epoch));
+  return torch::tensor(epochs, torch::kFloat64);
+}
+
+/// The values above the diagonal of a square matrix, row by row.
+inline torch::Tensor upper_triangle(const torch::Tensor& matrix) {
+  const std::int64_t n = matrix.size(0);
+  const torch::Tensor index = torch::triu_indices(n, n, 1);
+  return matrix.index({index[0], index[1]});
+}
+
+/// Euclidean distances between the rows of x: [N, N].
+inline torch::Tensor euclidean_distances(const torch::Tensor& x) {
+  const torch::Tensor d = f64(x);
+  const torch::Tensor squared = (d.unsqueeze(1) - d.unsqueeze(0)).pow(2).sum(-1);
+  return squared.sqrt();
+}
+
+/// Cosine similarities between the rows of x: [N, N]; a zero row is similar to nothing (0).
+inline torch::Tensor cosine_similarities(const torch::Tensor& x) {
+  const torch::Tensor d = f64(x);
+  const torch::Tensor norms = d.norm(2, {1}, /*keepdim=*/true);
+  const torch::Tensor unit = d / norms.clamp_min(1e-300);
+  torch::Tensor s = unit.matmul(unit.t());
+  const torch::Tensor zero = (norms.squeeze(1) == 0);
+  s.index_put_({zero}, 0.0);
+  s.index_put_({torch::indexing::Slice(), zero}, 0.0);
+  return s;
+}
+
+/// A kernel turned into a similarity: symmetrised, and normalised to a unit diagonal
+/// (K_ij / sqrt(K_ii K_jj)) when the diagonal is positive. `normalised` says whether it was.
+inline torch::Tensor kernel_similarity(const torch::Tensor& kernel, bool* normalised = nullptr) {
+  const torch::Tensor k = f64(kernel);
+  const torch::Tensor s = (k + k.t()) / 2;
+  const torch::Tensor diagonal = s.diagonal();
+  const bool positive = diagonal.min().item<double>() > 0;
+  if (normalised) *normalised = positive;
+  if (!positive) return s;
+  const torch::Tensor scale = diagonal.sqrt();
+  return s / (scale.unsqueeze(1) * scale.unsqueeze(0));
+}
+
+/// Ranks from 1, ties sharing their average rank (as scipy.stats.rankdata). Values within
+/// `tolerance` of the smallest value of their run of sorted values count as tied.
+inline std::vector<double> average_ranks(const std::vector<double>& values,
+                                         double tolerance = 0.0) {
+  std::vector<std::size_t> order(values.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return values[a] < values[b]; });
+  std::vector<double> ranks(values.size());
+  for (std::size_t i = 0; i < order.size();) {
+    std::size_t j = i;
+    while (j + 1 < order.size() && values[order[j + 1]] - values[order[i]] <= tolerance)
+      ++j;
+    const double rank = (static_cast<double>(i) + static_cast<double>(j)) / 2.0 + 1.0;
+    for (std::size_t k = i; k <= j; ++k)
+      ranks[order[k]] = rank;
+    i = j + 1;
+  }
+  return ranks;
+}
+
+/// The tolerance below which differences between values derived from float32 snapshots are
+/// rounding noise: 1e-6 of the largest magnitude.
+inline double float32_tolerance(const torch::Tensor& values) {
+  return values.numel() > 0 ? 1e-6 * values.abs().max().item<double>() : 0.0;
+}
+
+inline std::vector<double> to_vector(const torch::Tensor& t) {
+  const torch::Tensor d = f64(t).flatten();
+  return std::vector<double>(d.data_ptr<double>(), d.data_ptr<double>() + d.numel());
+}
+
+inline torch::Tensor from_vector(const std::vector<double>& v) {
+  return torch::tensor(v, torch::kFloat64);
+}
+
+/// Pearson correlation of two equally long vectors; NaN when either is constant.
+inline double pearson(const torch::Tensor& a, const torch::Tensor& b) {
+  const torch::Tensor x = f64(a).flatten() - f64(a).mean();
+  const torch::Tensor y = f64(b).flatten() - f64(b).mean();
+  const double denominator =
+      std::sqrt(x.pow(2).sum().item<double>() * y.pow(2).sum().item<double>());
+  if (!(denominator > 0)) return kNaN;
+  return (x * y).sum().item<double>() / denominator;
+}
+
+/// Spearman correlation: the Pearson correlation of the average ranks (ties within each
+/// vector's float32 tolerance).
+inline double spearman(const torch::Tensor& a, const torch::Tensor& b) {
+  return pearson(from_vector(average_ranks(to_vector(a), float32_tolerance(f64(a)))),
+                 from_vector(average_ranks(to_vector(b), float32_tolerance(f64(b)))));
+}
+
+/// A symmetric N x N matrix of the ranks of the upper-triangle entries of `matrix` (diagonal 0),
+/// ties as in spearman().
+inline torch::Tensor rank_matrix(const torch::Tensor& matrix) {
+  const std::int64_t n = matrix.size(0);
+  const torch::Tensor index = torch::triu_indices(n, n, 1);
+  const torch::Tensor upper = upper_triangle(f64(matrix));
+  const torch::Tensor ranks =
+      from_vector(average_ranks(to_vector(upper), float32_tolerance(upper)));
+  torch::Tensor out = torch::zeros({n, n}, torch::kFloat64);
+  out.index_put_({index[0], index[1]}, ranks);
+  out.index_put_({index[1], index[0]}, ranks);
+  return out;
+}
+
+/// Deterministic permutations of 0..n-1: Fisher-Yates on a seeded 64-bit Mersenne twister.
+class Permuter {
+ public:
+  explicit Permuter(std::uint64_t seed) : engine_(seed) {}
+  torch::Tensor next(std::int64_t n) {
+    std::vector<std::int64_t> p(static_cast<std::size_t>(n));
+    std::iota(p.begin(), p.end(), 0);
+    for (std::int64_t i = n - 1; i > 0; --i) {
+      const auto j = static_cast<std::int64_t>(engine_() % static_cast<std::uint64_t>(i + 1));
+      std::swap(p[static_cast<std::size_t>(i)], p[static_cast<std::size_t>(j)]);
+    }
+    return torch::tensor(p, torch::kInt64);
+  }
+
+ private:
+  std::mt19937_64 engine_;
+};
+
+/// Columns centred over the rows (tokens).
+inline torch::Tensor centred(const torch::Tensor& x) {
+  const torch::Tensor d = f64(x);
+  return d - d.mean(0, /*keepdim=*/true);
+}
+
+/// Eigenvalues (descending, clipped at 0) of the covariance of the rows of x: the PCA spectrum.
+inline torch::Tensor pca_spectrum(const torch::Tensor& x) {
+  const torch::Tensor c = centred(x);
+  const double n = static_cast<double>(std::max<std::int64_t>(c.size(0) - 1, 1));
+  const torch::Tensor singular = torch::linalg::svdvals(c, c10::nullopt);
+  return singular.pow(2) / n;
+}
+
+/// The spectrum of a kernel read as a Gram matrix: eigenvalues of the doubly centred,
+/// symmetrised kernel, descending, clipped at 0 (equal to pca_spectrum(P) when K = P P^T).
+inline torch::Tensor kernel_spectrum(const torch::Tensor& kernel) {
+  const torch::Tensor k = f64(kernel);
+  const std::int64_t n = k.size(0);
+  const torch::Tensor h = torch::eye(n, torch::kFloat64) -
+                          torch::full({n, n}, 1.0 / static_cast<double>(n), torch::kFloat64);
+  const torch::Tensor centred_kernel = h.matmul((k + k.t()) / 2).matmul(h);
+  const torch::Tensor eigen = std::get<0>(torch::linalg::eigh(centred_kernel, "L"));
+  const double denominator = static_cast<double>(std::max<std::int64_t>(n - 1, 1));
+  return std::get<0>(eigen.clamp_min(0).sort(0, /*descending=*/true)) / denominator;
+}
+
+/// (sum lambda)^2 / sum lambda^2; NaN for an all-zero spectrum.
+inline double participation_ratio(const torch::Tensor& spectrum) {
+  const double sum = spectrum.sum().item<double>();
+  const double squares = spectrum.pow(2).sum().item<double>();
+  return squares > 0 ? sum * sum / squares : kNaN;
+}
+
+/// The name of layout axis `k`: its declared name, else "axis<k>".
+inline std::string axis_name(const Layout& layout, std::int64_t k) {
+  if (k < static_cast<std::int64_t>(layout.axis_names.size()) &&
+      !layout.axis_names[static_cast<std::size_t>(k)].empty()) {
+    return layout.axis_names[static_cast<std::size_t>(k)];
+  }
+  return fmt::format("axis{}", k);
+}
+
+/// Adds "<name>_block<b>" for every block's value and "<name>" for their mean (NaN when any
+/// block's value is NaN).
+inline void add_per_block(ProbeResult& result, const std::string& name,
+                          const std::vector<double>& per_block) {
+  double sum = 0.0;
+  for (std::size_t b = 0; b < per_block.size(); ++b) {
+    result.scalars[fmt::format("{}_block{}", name, b)] = per_block[b];
+    sum += per_block[b];
+  }
+  result.scalars[name] = per_block.empty() ? kNaN : sum / static_cast<double>(per_block.size());
+}
+
+}  // namespace pelab::probe_math

@@ -1,0 +1,187 @@
+// Representational similarity analysis: does the PE's geometry mirror the tokens' true geometry?
+//
+// For each PE (block), the dissimilarity matrix of its rows (1 - cosine similarity, or the
+// Euclidean distance) is compared with the Euclidean distances between the layout's ground-truth
+// coordinates: Spearman and Pearson correlation over the N(N-1)/2 pairs above the diagonal. A
+// permutation test (relabel the tokens of the PE's matrix, keep the ground truth) gives a
+// one-sided p-value for a positive correspondence. PEs without a table are compared through their
+// kernel K: 1 - K_ij / sqrt(K_ii K_jj), or -K when K's diagonal is not positive. The snapshots are
+// float32: dissimilarities within 1e-6 of the largest one of each other count as tied ranks, so
+// that rounding does not break the ties of a grid's distances.
+
+#include <cmath>
+
+#include <torch/torch.h>
+
+#include <pelab/error.h>
+#include <pelab/plugin.h>
+
+#include "../common/probe_math.h"
+
+namespace pelab {
+namespace {
+
+namespace pm = probe_math;
+
+class RSAProbe : public Probe {
+ public:
+  RSAProbe(std::string metric, std::int64_t permutations, std::int64_t seed)
+      : metric_(std::move(metric)), permutations_(permutations), seed_(seed) {}
+
+  ProbeResult run(const ProbeContext& context) override {
+    ProbeResult result;
+    const Layout& layout = context.layout;
+    if (!layout.has_coordinates()) {
+      result.note =
+          "the task's layout has no coordinates: there is no ground truth to compare with";
+      return result;
+    }
+    bool use_kernels = false;
+    auto snapshots = pm::with_tables(context.snapshots);
+    if (snapshots.empty()) {
+      snapshots = pm::with_tables(context.snapshots, /*kernels=*/true);
+      use_kernels = true;
+    }
+    if (snapshots.empty()) {
+      result.note = "the PE has neither a table nor a kernel (e.g. pe = none): nothing to compare";
+      return result;
+    }
+    const torch::Tensor truth = pm::euclidean_distances(layout.coordinates);
+    const std::int64_t tokens = truth.size(0);
+
+    std::vector<torch::Tensor> spearman_history, pearson_history;
+    std::vector<torch::Tensor> final_dissimilarity;
+    for (const auto* snapshot : snapshots) {
+      const torch::Tensor pes = use_kernels ? snapshot->kernels : snapshot->tables;
+      PELAB_CHECK(pes.size(1) == tokens,
+                  "the PE snapshot of epoch {} has {} tokens but the layout has {}",
+                  snapshot->epoch, pes.size(1), tokens);
+      std::vector<double> spearman, pearson;
+      std::vector<torch::Tensor> dissimilarities;
+      for (std::int64_t b = 0; b < pes.size(0); ++b) {
+        const torch::Tensor d = dissimilarity(pes[b], use_kernels);
+        const torch::Tensor upper = pm::upper_triangle(d);
+        const torch::Tensor truth_upper = pm::upper_triangle(truth);
+        spearman.push_back(pm::spearman(upper, truth_upper));
+        pearson.push_back(pm::pearson(upper, truth_upper));
+        dissimilarities.push_back(d);
+      }
+      spearman_history.push_back(pm::from_vector(spearman));
+      pearson_history.push_back(pm::from_vector(pearson));
+      final_dissimilarity = dissimilarities;
+    }
+
+    const torch::Tensor final_spearman = spearman_history.back();
+    pm::add_per_block(result, "spearman", pm::to_vector(final_spearman));
+    pm::add_per_block(result, "pearson", pm::to_vector(pearson_history.back()));
+    if (permutations_ > 0) permutation_test(final_dissimilarity, truth, result);
+
+    result.arrays["spearman"] = torch::stack(spearman_history);
+    result.arrays["pearson"] = torch::stack(pearson_history);
+    result.arrays["epochs"] = pm::epochs_of(snapshots);
+    result.arrays["dissimilarity"] = torch::stack(final_dissimilarity);
+    result.arrays["ground_truth"] = truth;
+    if (use_kernels) {
+      result.note =
+          "the PE has no table: its kernel K was compared, as 1 - K_ij / sqrt(K_ii K_jj) (or -K "
+          "when the diagonal is not positive)";
+    }
+    return result;
+  }
+
+ private:
+  torch::Tensor dissimilarity(const torch::Tensor& pe, bool kernel) const {
+    if (kernel) {
+      bool normalised = false;
+      const torch::Tensor similarity = pm::kernel_similarity(pe, &normalised);
+      return normalised ? 1.0 - similarity : -similarity;
+    }
+    if (metric_ == "euclidean") return pm::euclidean_distances(pe);
+    return 1.0 - pm::cosine_similarities(pe);
+  }
+
+  // Spearman's rho of a token permutation pi is sum(C[pi][:, pi] * G) / sqrt(sum(C^2) sum(G^2)),
+  // with C and G the rank matrices centred over the pairs (diagonals 0): permuting the tokens
+  // permutes the pairs, so the ranks need computing once.
+  void permutation_test(const std::vector<torch::Tensor>& dissimilarities,
+                        const torch::Tensor& truth, ProbeResult& result) const {
+    const std::int64_t n = truth.size(0);
+    const torch::Tensor off_diagonal = 1.0 - torch::eye(n, torch::kFloat64);
+    auto centred_ranks = [&](const torch::Tensor& matrix) {
+      const torch::Tensor ranks = pm::rank_matrix(matrix);
+      const double mean = pm::upper_triangle(ranks).mean().item<double>();
+      return (ranks - mean) * off_diagonal;
+    };
+    const torch::Tensor g = centred_ranks(truth);
+    const double g_norm = g.pow(2).sum().item<double>();
+    std::vector<torch::Tensor> c;
+    std::vector<double> scale, observed;
+    for (const auto& d : dissimilarities) {
+      c.push_back(centred_ranks(d));
+      scale.push_back(std::sqrt(c.back().pow(2).sum().item<double>() * g_norm));
+      observed.push_back(scale.back() > 0 ? (c.back() * g).sum().item<double>() / scale.back()
+                                          : pm::kNaN);
+    }
+    const std::size_t blocks = c.size();
+    double observed_mean = 0.0;
+    for (double rho : observed)
+      observed_mean += rho / static_cast<double>(blocks);
+
+    std::vector<std::int64_t> at_least(blocks, 0);
+    std::int64_t mean_at_least = 0;
+    pm::Permuter permuter(static_cast<std::uint64_t>(seed_));
+    constexpr double kTolerance = 1e-12;  // a permutation that ties the observed value counts
+    for (std::int64_t p = 0; p < permutations_; ++p) {
+      const torch::Tensor perm = permuter.next(n);
+      double mean = 0.0;
+      for (std::size_t b = 0; b < blocks; ++b) {
+        const double rho =
+            scale[b] > 0
+                ? (c[b].index_select(0, perm).index_select(1, perm) * g).sum().item<double>() /
+                      scale[b]
+                : pm::kNaN;
+        if (rho >= observed[b] - kTolerance) ++at_least[b];
+        mean += rho / static_cast<double>(blocks);
+      }
+      if (mean >= observed_mean - kTolerance) ++mean_at_least;
+    }
+    const double denominator = static_cast<double>(permutations_ + 1);
+    for (std::size_t b = 0; b < blocks; ++b) {
+      result.scalars[fmt::format("p_value_block{}", b)] =
+          std::isfinite(observed[b]) ? static_cast<double>(at_least[b] + 1) / denominator
+                                     : pm::kNaN;
+    }
+    result.scalars["p_value"] = std::isfinite(observed_mean)
+                                    ? static_cast<double>(mean_at_least + 1) / denominator
+                                    : pm::kNaN;
+  }
+
+  std::string metric_;
+  std::int64_t permutations_;
+  std::int64_t seed_;
+};
+
+void declare(ParamSchema& schema) {
+  schema.choice("metric", "cosine", {"cosine", "euclidean"},
+                "Dissimilarity between two PE rows: 1 - cosine similarity, or Euclidean distance "
+                "(the ground truth is always the Euclidean distance between coordinates).");
+  schema
+      .integer("permutations", 1000,
+               "Token permutations of the permutation test (0: no p-values). p = (1 + #{rho_perm "
+               ">= rho}) / (1 + permutations).")
+      .at_least(0);
+  schema.integer("seed", 0, "Seed of the permutations (the test is deterministic).").at_least(0);
+}
+
+std::shared_ptr<Probe> create(const PluginContext& context) {
+  const Params& params = context.params;
+  return std::make_shared<RSAProbe>(params.string("metric"), params.integer("permutations"),
+                                    params.integer("seed"));
+}
+
+}  // namespace
+}  // namespace pelab
+
+PELAB_REGISTER_PLUGIN("rsa", "1.0.0",
+                      "RSA: Spearman/Pearson of PE dissimilarity vs true distances, permutation p",
+                      pelab::declare, pelab::create)
