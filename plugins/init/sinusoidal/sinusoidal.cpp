@@ -1,0 +1,117 @@
+// The sinusoidal table of Vaswani et al. (2017) as an initial value, times `scale`. No
+// randomness: the run's seed does not change it.
+//
+// source = "index": row t of the N x d tensor encodes the token index t,
+//   pe[t, 2i] = sin(t / base^(2i / d)),   pe[t, 2i+1] = cos(t / base^(2i / d)).
+// source = "coordinates": d is split into D equal chunks, chunk k encodes the layout's
+// coordinate on axis D-1-k with the same formula (c = d / D in place of d), exactly like the
+// sinusoidal_nd PE: in 2D the first half encodes the column and the second half the row.
+//
+// The tensor must be indexed by token (a PE table: N x d with the task's layout).
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include <pelab/error.h>
+#include <pelab/plugin.h>
+
+namespace pelab {
+namespace {
+
+// [N, axes] positions -> [N, d] table, d split evenly over the axes (the last axis first).
+torch::Tensor sinusoidal_table(const torch::Tensor& positions, std::int64_t d, double base) {
+  const std::int64_t axes = positions.size(1);
+  const std::int64_t chunk = d / axes;
+  const torch::Tensor exponent = torch::arange(0, chunk, 2, torch::kFloat64) / chunk;
+  const torch::Tensor frequencies = torch::pow(base, -exponent);  // [chunk / 2]
+  std::vector<torch::Tensor> chunks;
+  for (std::int64_t k = 0; k < axes; ++k) {
+    const torch::Tensor angle = positions.select(1, axes - 1 - k).unsqueeze(1) * frequencies;
+    chunks.push_back(torch::stack({angle.sin(), angle.cos()}, 2).flatten(1));  // interleaved
+  }
+  return torch::cat(chunks, 1);
+}
+
+class SinusoidalInitializer : public Initializer {
+ public:
+  SinusoidalInitializer(bool from_coordinates, double base, double scale, bool use_hidden)
+      : from_coordinates_(from_coordinates), base_(base), scale_(scale), use_hidden_(use_hidden) {}
+
+  void fill(torch::Tensor& tensor, const InitContext& context) const override {
+    std::ostringstream shape;
+    shape << tensor.sizes();
+    PELAB_CHECK(context.layout != nullptr,
+                "{}: sinusoidal needs a tensor indexed by token (a PE table, N x d, with the "
+                "task's layout), but this tensor of shape {} has no layout; use it as a PE's "
+                "table initializer, e.g. pe = {{ plugin = \"learned\", init = \"sinusoidal\" }}",
+                context.what, shape.str());
+    const Layout& layout = *context.layout;
+    PELAB_CHECK(tensor.dim() == 2 && tensor.size(0) == layout.tokens,
+                "{}: sinusoidal needs an N x d tensor with one row per token (N = {}), but it has "
+                "shape {}",
+                context.what, layout.tokens, shape.str());
+    const std::int64_t d = tensor.size(1);
+    torch::Tensor positions;
+    if (from_coordinates_) {
+      PELAB_CHECK(layout.has_coordinates(),
+                  "{}: source = \"coordinates\" needs token coordinates, but the task's layout "
+                  "has none; use source = \"index\"",
+                  context.what);
+      PELAB_CHECK(layout.coordinates_visible || use_hidden_,
+                  "{}: the task's coordinates are ground truth for probes, hidden from the model; "
+                  "set use_hidden_coordinates = true to initialise from them anyway (an oracle), "
+                  "or use source = \"index\"",
+                  context.what);
+      PELAB_CHECK(d % (2 * layout.dims()) == 0,
+                  "{}: d ({}) must be a multiple of 2 x the {} coordinate axes so that every axis "
+                  "gets the same number of sin/cos pairs; change d_model",
+                  context.what, d, layout.dims());
+      positions = layout.coordinates.to(torch::kFloat64);
+    } else {
+      PELAB_CHECK(d % 2 == 0, "{}: d ({}) must be even (sin and cos pairs); change d_model",
+                  context.what, d);
+      positions = torch::arange(layout.tokens, torch::kFloat64).unsqueeze(1);
+    }
+    torch::NoGradGuard no_grad;
+    tensor.copy_(sinusoidal_table(positions, d, base_) * scale_);
+  }
+
+ private:
+  bool from_coordinates_;
+  double base_;
+  double scale_;
+  bool use_hidden_;
+};
+
+void declare(ParamSchema& schema) {
+  schema.choice("source", "index", {"index", "coordinates"},
+                "What the table encodes: the token index 0..N-1, or the layout's coordinates "
+                "(d split evenly over the axes, as the sinusoidal_nd PE).");
+  schema.real("base", 10000.0, "Wavelength base of the frequencies.").at_least(1.0);
+  schema.real("scale", 1.0, "Multiplies the table.");
+  schema.boolean("use_hidden_coordinates", false,
+                 "With source = \"coordinates\": use coordinates the task marks as ground truth "
+                 "only (an oracle initialisation, e.g. the Latin square grid).");
+}
+
+std::shared_ptr<Initializer> create(const PluginContext& context) {
+  const Params& params = context.params;
+  const bool from_coordinates = params.string("source") == "coordinates";
+  PELAB_CHECK(from_coordinates || !params.boolean("use_hidden_coordinates"),
+              "use_hidden_coordinates = true only applies to source = \"coordinates\", but "
+              "source = \"index\"; set source = \"coordinates\" or remove "
+              "use_hidden_coordinates");
+  return std::make_shared<SinusoidalInitializer>(from_coordinates, params.real("base"),
+                                                 params.real("scale"),
+                                                 params.boolean("use_hidden_coordinates"));
+}
+
+}  // namespace
+}  // namespace pelab
+
+PELAB_REGISTER_PLUGIN("sinusoidal", "1.0.0",
+                      "Vaswani sinusoidal table of the token index or the layout's coordinates",
+                      pelab::declare, pelab::create)
