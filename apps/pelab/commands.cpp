@@ -18,6 +18,7 @@
 #include "pelab/registry.h"
 #include "pelab/run.h"
 #include "pelab/run_io.h"
+#include "report_command.h"
 
 extern char** environ;
 
@@ -338,7 +339,6 @@ int run(const Options& options) {
     rule += fmt::format("{:-<22}|", "");
   }
   table += "\n" + rule + "\n";
-  std::string csv = "point,metric,mean,sem,n\n";
   for (const auto& point : points) {
     const auto& metrics = values[point];
     std::size_t n = metrics.empty() ? 0 : metrics.begin()->second.size();
@@ -353,22 +353,10 @@ int run(const Options& options) {
       table += fmt::format(" {:>12.1f} ± {:>5.1f} |", 100.0 * s.mean, 100.0 * s.sem);
     }
     table += "\n";
-    for (const auto& [key, seeds] : metrics) {
-      const Statistic s = summarise(seeds);
-      csv += fmt::format("{},{},{},{},{}\n", csv_field(point), csv_field(key),
-                         format_number(s.mean), format_number(s.sem), s.n);
-    }
   }
-  write_file_atomically(experiment_dir + "/results.csv", csv);
-  const std::string report = fmt::format(
-      "# {}\n\nManifest: `{}`. Final-epoch accuracy in percent, mean ± SEM over seeds.\n\n{}\n"
-      "Per-run files: `<point>/seed-<s>/` (config.toml, metrics.csv, summary.json, pe/*.npy, "
-      "probes/).\nAll metrics (mean, SEM, n): `results.csv`.\n",
-      manifest.name(), options.manifest, table);
-  write_file_atomically(experiment_dir + "/report.md", report);
   std::printf("\nFinal accuracy (%%), mean ± SEM over seeds:\n%s\n", table.c_str());
-  std::printf("Report: %s/report.md   all metrics: %s/results.csv\n", experiment_dir.c_str(),
-              experiment_dir.c_str());
+  // results.csv (every metric and probe scalar), report.md, report.html, figures/.
+  report_after_run(experiment_dir, registry);
   return 0;
 }
 

@@ -9,6 +9,8 @@
 
 #include "commands.h"
 #include "pelab/error.h"
+#include "probe_command.h"
+#include "report_command.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -52,6 +54,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1024));
   run->add_option("--only", options.only, "Run only the run with this index (0-based)")
       ->group("");  // internal: how --jobs starts its workers
+  pelab::cli::ProbeCommand probe(app, options);
+  pelab::cli::ReportCommand report(app, options);
   options.arguments.assign(argv, argv + argc);
 
   try {
@@ -65,6 +69,8 @@ int main(int argc, char** argv) {
     if (*describe) return pelab::cli::describe(options);
     if (*validate) return pelab::cli::validate(options);
     if (*run) return pelab::cli::run(options);
+    if (probe.parsed()) return probe.execute();
+    if (report.parsed()) return report.execute();
   } catch (const pelab::Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

@@ -1,0 +1,332 @@
+// Reading an experiment's run folders back and aggregating them over seeds.
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+#include <boost/filesystem.hpp>
+#include <nlohmann/json.hpp>
+
+#include "pelab/error.h"
+#include "pelab/run_io.h"
+#include "report.h"
+
+namespace pelab::report {
+
+namespace fs = boost::filesystem;
+using json = nlohmann::json;
+
+Statistic summarise(const std::vector<double>& all) {
+  std::vector<double> values;
+  for (double v : all) {
+    if (std::isfinite(v)) values.push_back(v);
+  }
+  Statistic s;
+  s.n = values.size();
+  if (values.empty()) return s;
+  for (double v : values)
+    s.mean += v;
+  s.mean /= static_cast<double>(s.n);
+  if (s.n > 1) {
+    double squares = 0.0;
+    for (double v : values)
+      squares += (v - s.mean) * (v - s.mean);
+    s.sem = std::sqrt(squares / static_cast<double>(s.n - 1)) / std::sqrt(static_cast<double>(s.n));
+  }
+  return s;
+}
+
+namespace {
+
+// Every leaf of a TOML table as "dotted.key" -> its TOML text.
+void flatten(const toml::table& table, const std::string& prefix,
+             std::map<std::string, std::string>& out) {
+  for (const auto& [key, node] : table) {
+    const std::string path =
+        prefix.empty() ? std::string(key.str()) : prefix + "." + std::string(key.str());
+    if (const toml::table* child = node.as_table()) {
+      flatten(*child, path, out);
+    } else if (const toml::array* array = node.as_array()) {
+      // [[probe]] tables and lists: their text is enough to tell them apart.
+      std::ostringstream text;
+      text << *array;
+      out[path] = text.str();
+    } else {
+      std::ostringstream text;
+      node.visit([&](auto&& value) { text << value; });
+      out[path] = text.str();
+    }
+  }
+}
+
+// What a point's configuration says about its PE: the series it belongs to and its init scale.
+struct PEDescription {
+  std::string base;  // "learned, normal std" or "sinusoidal_nd"
+  std::optional<double> scale;
+  std::string scale_key;
+  std::map<std::string, std::string> entries;  // the whole config, flattened
+};
+
+PEDescription describe_pe(const std::string& config_path) {
+  PEDescription description;
+  toml::table root;
+  try {
+    root = toml::parse_file(config_path);
+  } catch (const toml::parse_error& e) {
+    throw Error(fmt::format("{}: invalid TOML: {}", config_path, e.description()));
+  }
+  flatten(root, "", description.entries);
+  const toml::table* pe = root["pe"].as_table();
+  const std::string plugin =
+      pe ? pe->get("plugin") ? pe->get("plugin")->value_or(std::string("?")) : std::string("?")
+         : std::string("none");
+  description.base = plugin;
+  if (pe == nullptr) return description;
+  if (const toml::table* init = (*pe)["init"].as_table()) {
+    const std::string init_plugin = (*init)["plugin"].value_or(std::string("?"));
+    // The init's scale: its standard deviation or the nearest thing it has.
+    for (const char* key : {"std", "scale", "gain", "norm", "bound", "value"}) {
+      const toml::node* node = init->get(key);
+      if (node == nullptr) continue;
+      if (auto value = node->value<double>()) {  // floats, and integers converted
+        description.scale = *value;
+        description.scale_key = std::string("pe.init.") + key;
+        description.base = fmt::format("{}, {} {}", plugin, init_plugin, key);
+        return description;
+      }
+    }
+    description.base = fmt::format("{}, {}", plugin, init_plugin);
+  }
+  return description;
+}
+
+std::vector<std::string> sorted_subfolders(const fs::path& dir) {
+  std::vector<std::string> out;
+  boost::system::error_code error;
+  for (fs::directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) {
+    if (fs::is_directory(it->path())) out.push_back(it->path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The splits in the order metrics.csv first lists them.
+std::vector<std::string> splits_of(const std::string& run_dir) {
+  std::vector<std::string> splits;
+  const std::string path = run_dir + "/metrics.csv";
+  if (!fs::is_regular_file(path)) return splits;
+  std::istringstream in(read_file(path));
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line)) {
+    const auto fields = parse_csv_line(line);
+    if (fields.size() != 5 || fields[1] == "train_epoch") continue;
+    if (std::find(splits.begin(), splits.end(), fields[1]) == splits.end())
+      splits.push_back(fields[1]);
+  }
+  return splits;
+}
+
+double number_or_nan(const json& value) {
+  return value.is_number() ? value.get<double>() : std::nan("");
+}
+
+}  // namespace
+
+Experiment collect(const std::string& dir) {
+  Experiment experiment;
+  experiment.dir = dir;
+  PELAB_CHECK(fs::is_directory(dir), "'{}' is not a folder", dir);
+  std::vector<std::string> run_dirs;
+  if (fs::is_regular_file(fs::path(dir) / "config.toml")) {
+    run_dirs.push_back(dir);
+  } else {
+    for (const auto& point : sorted_subfolders(dir)) {
+      for (const auto& seed : sorted_subfolders(point)) {
+        if (fs::path(seed).filename().string().rfind("seed-", 0) == 0 &&
+            fs::is_regular_file(fs::path(seed) / "config.toml")) {
+          run_dirs.push_back(seed);
+        }
+      }
+    }
+  }
+  PELAB_CHECK(!run_dirs.empty(),
+              "'{}' holds no runs: give a run folder (with config.toml) or an experiment folder "
+              "(<out>/<experiment>, holding <point>/seed-<s>/ folders)",
+              dir);
+
+  std::map<std::string, Point> by_point;
+  std::vector<std::string> order;
+  std::map<std::string, PEDescription> descriptions;
+  for (const auto& run_dir : run_dirs) {
+    const std::string summary_path = run_dir + "/summary.json";
+    if (!fs::is_regular_file(summary_path)) {
+      experiment.skipped.push_back(run_dir + ": no summary.json (not finished)");
+      continue;
+    }
+    const json summary = json::parse(read_file(summary_path), nullptr, false);
+    if (summary.is_discarded() || !summary.is_object()) {
+      experiment.skipped.push_back(run_dir + ": summary.json is not valid JSON");
+      continue;
+    }
+    const std::string status = summary.value("status", "");
+    if (status != "finished") {
+      experiment.skipped.push_back(
+          fmt::format("{}: {}", run_dir, status.empty() ? "no status" : status));
+      continue;
+    }
+    RunRecord run;
+    run.dir = run_dir;
+    run.seed = summary.value("seed", std::int64_t{0});
+    if (summary.contains("final") && summary["final"].is_object()) {
+      for (const auto& [key, value] : summary["final"].items())
+        run.values[key] = number_or_nan(value);
+    }
+    if (summary.contains("probes") && summary["probes"].is_object()) {
+      for (const auto& [probe, scalars] : summary["probes"].items()) {
+        if (scalars.is_object()) {
+          for (const auto& [name, value] : scalars.items())
+            run.values[fmt::format("probe/{}/{}", probe, name)] = number_or_nan(value);
+        }
+        const std::string probe_json = fmt::format("{}/probes/{}.json", run_dir, probe);
+        if (!fs::is_regular_file(probe_json)) continue;
+        const json document = json::parse(read_file(probe_json), nullptr, false);
+        if (document.is_discarded() || !document.is_object()) continue;
+        for (const char* field : {"note", "error"}) {
+          if (document.contains(field) && document[field].is_string()) {
+            run.notes.push_back(
+                fmt::format("{} {}: {}", probe, field, document[field].get<std::string>()));
+          }
+        }
+      }
+    }
+    if (experiment.name.empty()) experiment.name = summary.value("experiment", "");
+    std::string point = summary.value("point", "");
+    if (point.empty()) point = "default";
+    if (!by_point.count(point)) {
+      order.push_back(point);
+      by_point[point].point = point;
+      descriptions[point] = describe_pe(run_dir + "/config.toml");
+    }
+    if (experiment.splits.empty()) experiment.splits = splits_of(run_dir);
+    by_point[point].runs.push_back(std::move(run));
+  }
+  PELAB_CHECK(!by_point.empty(), "'{}' holds no finished run:\n  {}", dir,
+              fmt::join(experiment.skipped, "\n  "));
+  if (experiment.name.empty()) experiment.name = fs::path(dir).filename().string();
+
+  // A series is the points sharing a PE description; configuration keys that differ between
+  // them (other than the scale and the seed) split it further and are named in its label.
+  std::map<std::string, std::vector<std::string>> series_members;
+  for (const auto& point : order)
+    series_members[descriptions[point].base].push_back(point);
+  for (const auto& [base, members] : series_members) {
+    std::set<std::string> keys;
+    for (const auto& point : members) {
+      for (const auto& [key, value] : descriptions[point].entries)
+        keys.insert(key);
+    }
+    std::vector<std::string> differing;
+    for (const auto& key : keys) {
+      if (key.rfind("experiment.", 0) == 0 || key == "train.threads" ||
+          key == descriptions[members.front()].scale_key) {
+        continue;
+      }
+      std::set<std::string> values;
+      for (const auto& point : members) {
+        auto it = descriptions[point].entries.find(key);
+        values.insert(it == descriptions[point].entries.end() ? "(absent)" : it->second);
+      }
+      if (values.size() > 1) differing.push_back(key);
+    }
+    for (const auto& name : members) {
+      Point& point = by_point[name];
+      const PEDescription& description = descriptions[name];
+      std::string extras;
+      for (const auto& key : differing) {
+        auto it = description.entries.find(key);
+        extras += fmt::format(", {}={}", key, it == description.entries.end() ? "-" : it->second);
+      }
+      point.series = base + extras;
+      point.init_scale = description.scale;
+      point.scale_key = description.scale_key;
+      point.label = description.scale
+                        ? fmt::format("{}={}{}", base, format_number(*description.scale), extras)
+                        : base + extras;
+    }
+  }
+
+  for (auto& [name, point] : by_point) {
+    std::sort(point.runs.begin(), point.runs.end(),
+              [](const RunRecord& a, const RunRecord& b) { return a.seed < b.seed; });
+    std::map<std::string, std::vector<double>> values;
+    for (const auto& run : point.runs) {
+      for (const auto& [key, value] : run.values)
+        values[key].push_back(value);
+    }
+    for (const auto& [key, list] : values)
+      point.stats[key] = summarise(list);
+  }
+
+  // Scaled series first (in order of appearance, each by scale), then the other points.
+  std::vector<std::string> series_order;
+  for (const auto& name : order) {
+    const Point& point = by_point[name];
+    if (point.init_scale &&
+        std::find(series_order.begin(), series_order.end(), point.series) == series_order.end()) {
+      series_order.push_back(point.series);
+    }
+  }
+  for (const auto& series : series_order) {
+    std::vector<Point*> members;
+    for (const auto& name : order) {
+      if (by_point[name].init_scale && by_point[name].series == series)
+        members.push_back(&by_point[name]);
+    }
+    std::stable_sort(members.begin(), members.end(), [](const Point* a, const Point* b) {
+      return *a->init_scale < *b->init_scale;
+    });
+    for (Point* point : members)
+      experiment.points.push_back(*point);
+  }
+  for (const auto& name : order) {
+    if (!by_point[name].init_scale) experiment.points.push_back(by_point[name]);
+  }
+  if (experiment.splits.empty()) {
+    for (const auto& [key, stat] : experiment.points.front().stats) {
+      const std::string split = key.substr(0, key.find('/'));
+      if (split != "probe" && std::find(experiment.splits.begin(), experiment.splits.end(),
+                                        split) == experiment.splits.end()) {
+        experiment.splits.push_back(split);
+      }
+    }
+  }
+  return experiment;
+}
+
+std::string results_csv(const Experiment& experiment) {
+  std::string csv = "point,metric,mean,sem,n,series,init_scale\n";
+  for (const auto& point : experiment.points) {
+    // Final metrics first, then probe scalars.
+    std::vector<std::string> keys;
+    for (const auto& [key, stat] : point.stats) {
+      if (key.rfind("probe/", 0) != 0) keys.push_back(key);
+    }
+    for (const auto& [key, stat] : point.stats) {
+      if (key.rfind("probe/", 0) == 0) keys.push_back(key);
+    }
+    for (const auto& key : keys) {
+      const Statistic& s = point.stats.at(key);
+      csv += fmt::format("{},{},{},{},{},{},{}\n", csv_field(point.point), csv_field(key),
+                         s.n ? format_number(s.mean) : "nan", s.n ? format_number(s.sem) : "nan",
+                         s.n, csv_field(point.series),
+                         point.init_scale ? format_number(*point.init_scale) : "");
+    }
+  }
+  return csv;
+}
+
+}  // namespace pelab::report

@@ -1,0 +1,578 @@
+// The report's figures as gnuplot scripts with their data inline (datablocks), for pngcairo.
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <torch/torch.h>
+#include <boost/filesystem.hpp>
+
+#include "pelab/run_io.h"
+#include "report.h"
+
+namespace pelab::report {
+
+namespace fs = boost::filesystem;
+
+namespace {
+
+// A gnuplot single-quoted string.
+std::string quote(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) {
+    out += c;
+    if (c == '\'') out += '\'';
+  }
+  return out + "'";
+}
+
+std::string num(double value) {
+  return std::isfinite(value) ? fmt::format("{:.8g}", value) : "NaN";
+}
+
+std::string preamble(const std::string& name, int width, int height) {
+  return fmt::format(
+      "# Drawn by `pelab report`; run `gnuplot {0}.gp` in this folder to redraw {0}.png.\n"
+      "set encoding utf8\n"
+      "set terminal pngcairo size {1},{2} font 'Sans,10' noenhanced\n"
+      "set output '{0}.png'\n",
+      name, width, height);
+}
+
+// Accumulates datablocks and plot commands.
+class Script {
+ public:
+  // Starts a datablock; returns its name.
+  std::string block(const std::string& content) {
+    const std::string name = fmt::format("$d{}", ++blocks_);
+    data_ += fmt::format("{} << EOD\n{}EOD\n", name, content);
+    return name;
+  }
+  std::string& body() { return body_; }
+  std::string text(const std::string& head) const { return head + data_ + body_; }
+
+ private:
+  int blocks_ = 0;
+  std::string data_;
+  std::string body_;
+};
+
+// One line of a panel: a metric (or its per-block variants) and how to title it.
+struct Line {
+  std::string key;
+  std::string title;
+};
+
+std::string scale_axis_label(const Experiment& experiment) {
+  std::set<std::string> keys;
+  for (const auto& point : experiment.points) {
+    if (point.init_scale) keys.insert(point.scale_key);
+  }
+  std::string label = "init scale";
+  if (!keys.empty()) label += " (" + fmt::format("{}", fmt::join(keys, ", ")) + ")";
+  return label;
+}
+
+bool any_scale(const Experiment& experiment) {
+  for (const auto& point : experiment.points) {
+    if (point.init_scale) return true;
+  }
+  return false;
+}
+
+// x-axis set-up for the scaled points: log scale when the scales are positive and span a factor
+// of 5 or more.
+std::string scale_axis(const Experiment& experiment) {
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  for (const auto& point : experiment.points) {
+    if (!point.init_scale) continue;
+    lo = std::min(lo, *point.init_scale);
+    hi = std::max(hi, *point.init_scale);
+  }
+  std::string out = fmt::format("set xlabel {}\n", quote(scale_axis_label(experiment)));
+  if (lo > 0 && hi / lo >= 5) {
+    return out + fmt::format("set logscale x\nset xrange [{}:{}]\n", num(lo / 1.6), num(hi * 1.6));
+  }
+  const double pad = hi > lo ? 0.1 * (hi - lo) : std::max(0.1, 0.1 * std::abs(lo));
+  return out + fmt::format("unset logscale x\nset xrange [{}:{}]\n", num(lo - pad), num(hi + pad));
+}
+
+// One panel: each line's metric against init scale for every scaled series (SEM bars), and for
+// every point without a scale a dashed horizontal line (with its SEM in the title). Without any
+// scaled point, the points are categories on the x axis.
+void scale_panel(Script& script, const Experiment& experiment, const std::vector<Line>& lines,
+                 const std::string& title, const std::string& ylabel, double factor,
+                 bool unscaled_first_line_only) {
+  std::string& body = script.body();
+  body += fmt::format("set title {}\nset ylabel {}\n", quote(title), quote(ylabel));
+  std::vector<std::string> plots;
+  if (any_scale(experiment)) {
+    body += scale_axis(experiment);
+    std::vector<std::string> series;
+    for (const auto& point : experiment.points) {
+      if (point.init_scale && std::find(series.begin(), series.end(), point.series) == series.end())
+        series.push_back(point.series);
+    }
+    for (const auto& name : series) {
+      for (const auto& line : lines) {
+        std::string rows;
+        for (const auto& point : experiment.points) {
+          if (!point.init_scale || point.series != name) continue;
+          auto it = point.stats.find(line.key);
+          if (it == point.stats.end() || it->second.n == 0) continue;
+          rows += fmt::format("{} {} {}\n", num(*point.init_scale), num(factor * it->second.mean),
+                              num(factor * it->second.sem));
+        }
+        if (rows.empty()) continue;
+        const std::string block = script.block(rows);
+        const std::string line_title = lines.size() > 1 || series.size() > 1
+                                           ? (line.title.empty() ? name : name + ": " + line.title)
+                                           : name;
+        plots.push_back(fmt::format("{} using 1:2:3 with yerrorlines lw 2 pt 7 title {}", block,
+                                    quote(line_title)));
+      }
+    }
+    int dash = 2;
+    for (const auto& point : experiment.points) {
+      if (point.init_scale) continue;
+      for (std::size_t i = 0; i < lines.size(); ++i) {
+        if (unscaled_first_line_only && i > 0) break;
+        auto it = point.stats.find(lines[i].key);
+        if (it == point.stats.end() || it->second.n == 0) continue;
+        const std::string line_title =
+            fmt::format("{}{} ({} ± {})", point.label,
+                        lines.size() > 1 && !lines[i].title.empty() ? ": " + lines[i].title : "",
+                        fmt::format("{:.3g}", factor * it->second.mean),
+                        fmt::format("{:.2g}", factor * it->second.sem));
+        plots.push_back(fmt::format("{} with lines dt {} lw 2 title {}",
+                                    num(factor * it->second.mean), dash, quote(line_title)));
+      }
+      ++dash;
+    }
+  } else {
+    body += "unset logscale x\nset xlabel ''\n";
+    body += fmt::format("set xrange [-0.5:{}]\n", experiment.points.size() - 0.5);
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      std::string rows;
+      for (std::size_t p = 0; p < experiment.points.size(); ++p) {
+        const Point& point = experiment.points[p];
+        auto it = point.stats.find(lines[i].key);
+        if (it == point.stats.end() || it->second.n == 0) continue;
+        rows += fmt::format("{} {} {} \"{}\"\n", p, num(factor * it->second.mean),
+                            num(factor * it->second.sem), point.label);
+      }
+      if (rows.empty()) continue;
+      const std::string block = script.block(rows);
+      plots.push_back(fmt::format("{} using 1:2:3:xtic(4) with yerrorbars lw 2 pt 7 title {}",
+                                  block,
+                                  quote(lines[i].title.empty() ? "mean ± SEM" : lines[i].title)));
+    }
+  }
+  if (plots.empty()) {
+    body += "set label 1 'no data' at graph 0.5,0.5 center\nplot NaN notitle\nunset label 1\n";
+  } else {
+    body += "plot " + fmt::format("{}", fmt::join(plots, ", \\\n     ")) + "\n";
+  }
+}
+
+// The groups of a split that some point has an accuracy for: "all" first.
+std::vector<std::string> groups_of(const Experiment& experiment, const std::string& split) {
+  std::vector<std::string> groups;
+  const std::string prefix = split + "/";
+  for (const auto& point : experiment.points) {
+    for (const auto& [key, stat] : point.stats) {
+      if (key.rfind(prefix, 0) != 0 || key.size() < 9 ||
+          key.compare(key.size() - 9, 9, "/accuracy") != 0) {
+        continue;
+      }
+      const std::string group = key.substr(prefix.size(), key.size() - prefix.size() - 9);
+      if (std::find(groups.begin(), groups.end(), group) == groups.end()) groups.push_back(group);
+    }
+  }
+  std::stable_partition(groups.begin(), groups.end(), [](const auto& g) { return g == "all"; });
+  return groups;
+}
+
+Figure accuracy_figure(const Experiment& experiment) {
+  Script script;
+  const std::size_t panels = std::max<std::size_t>(1, experiment.splits.size());
+  script.body() += fmt::format(
+      "set multiplot layout 1,{} title {}\nset grid\nset key below\n"
+      "set offsets graph 0, graph 0, graph 0.08, graph 0.08\n",
+      panels, quote(experiment.name + ": final accuracy, mean ± SEM over seeds"));
+  for (const auto& split : experiment.splits) {
+    std::vector<Line> lines;
+    for (const auto& group : groups_of(experiment, split))
+      lines.push_back({fmt::format("{}/{}/accuracy", split, group), group});
+    scale_panel(script, experiment, lines, split, "accuracy (%)", 100.0, true);
+  }
+  script.body() += "unset multiplot\n";
+  return {"accuracy",
+          "Final accuracy per split and condition (group) against the init scale; mean ± SEM "
+          "over seeds. Dashed: points without an init scale (group 'all').",
+          script.text(preamble("accuracy", 520 * static_cast<int>(panels), 600))};
+}
+
+std::optional<Figure> probes_figure(const Experiment& experiment) {
+  const auto probes = probes_of(experiment);
+  if (probes.empty()) return std::nullopt;
+  std::vector<std::string> order;
+  for (const auto& [probe, scalars] : probes)
+    order.push_back(probe);
+  const std::size_t columns = std::min<std::size_t>(3, order.size());
+  const std::size_t rows = (order.size() + columns - 1) / columns;
+  Script script;
+  script.body() += fmt::format(
+      "set multiplot layout {},{} title {}\nset grid\nset key below\n"
+      "set offsets graph 0, graph 0, graph 0.08, graph 0.08\n",
+      rows, columns, quote(experiment.name + ": probes of the final PE, mean ± SEM over seeds"));
+  for (const auto& [probe, scalars] : probes) {
+    const std::string scalar = headline_scalar(probe, scalars);
+    std::vector<Line> lines = {{fmt::format("probe/{}/{}", probe, scalar), "mean"}};
+    for (int block = 0; scalars.count(fmt::format("{}_block{}", scalar, block)); ++block) {
+      lines.push_back({fmt::format("probe/{}/{}_block{}", probe, scalar, block),
+                       fmt::format("block {}", block)});
+    }
+    if (lines.size() == 2) lines.pop_back();  // one block: its value is the mean
+    scale_panel(script, experiment, lines, fmt::format("{}: {}", probe, scalar), scalar, 1.0, true);
+  }
+  script.body() += "unset multiplot\n";
+  return Figure{"probes",
+                "Each probe's headline scalar of the final PE against the init scale (RSA: "
+                "Spearman of PE dissimilarity vs true distance; Procrustes: distance to the "
+                "reference PE, 0 = same up to rotation and scale), mean over blocks and per block; "
+                "mean ± SEM over seeds.",
+                script.text(preamble("probes", 520 * static_cast<int>(columns),
+                                     500 * static_cast<int>(rows) + 40))};
+}
+
+// The final PE tables of a run ([pes, N, d] float64), or undefined.
+torch::Tensor final_tables(const std::string& run_dir) {
+  const fs::path folder = fs::path(run_dir) / "pe";
+  if (!fs::is_directory(folder)) return {};
+  std::string last;
+  for (const auto& entry : fs::directory_iterator(folder)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("tables-epoch-", 0) == 0 && name.size() > 4 &&
+        name.compare(name.size() - 4, 4, ".npy") == 0 && name > last) {
+      last = name;
+    }
+  }
+  if (last.empty()) return {};
+  return read_npy((folder / last).string()).to(torch::kFloat64);
+}
+
+torch::Tensor cosine(const torch::Tensor& table) {
+  const torch::Tensor unit = table / table.norm(2, {1}, true).clamp_min(1e-300);
+  return unit.matmul(unit.t());
+}
+
+std::string matrix_rows(const torch::Tensor& matrix) {
+  std::string out;
+  const torch::Tensor m = matrix.contiguous();
+  for (std::int64_t i = 0; i < m.size(0); ++i) {
+    for (std::int64_t j = 0; j < m.size(1); ++j)
+      out += (j ? " " : "") + num(m[i][j].item<double>());
+    out += "\n";
+  }
+  return out;
+}
+
+constexpr std::int64_t kMaxHeatmapTokens = 256;
+
+std::optional<Figure> similarity_figure(const Experiment& experiment, std::size_t index,
+                                        const Geometry& geometry) {
+  const Point& point = experiment.points[index];
+  torch::Tensor sum;
+  std::size_t runs = 0;
+  for (const auto& run : point.runs) {
+    const torch::Tensor tables = final_tables(run.dir);
+    if (!tables.defined()) continue;
+    std::vector<torch::Tensor> similarities;
+    for (std::int64_t b = 0; b < tables.size(0); ++b)
+      similarities.push_back(cosine(tables[b]));
+    const torch::Tensor stacked = torch::stack(similarities);
+    if (sum.defined() && sum.sizes() != stacked.sizes()) continue;
+    sum = sum.defined() ? sum + stacked : stacked;
+    ++runs;
+  }
+  if (runs == 0 || sum.size(1) > kMaxHeatmapTokens) return std::nullopt;
+  const torch::Tensor mean = sum / static_cast<double>(runs);
+  const std::int64_t n = mean.size(1);
+  const bool truth = geometry.coordinates.defined() && geometry.coordinates.size(0) == n;
+  const std::int64_t panels = mean.size(0) + (truth ? 1 : 0);
+  const std::string name = fmt::format("similarity-{}", index + 1);
+  Script script;
+  std::string& body = script.body();
+  body += fmt::format(
+      "set multiplot layout 1,{} title {}\n"
+      "set size ratio -1\nset palette defined (-1 '#2166ac', 0 '#f7f7f7', 1 '#b2182b')\n"
+      "set cbrange [-1:1]\nset xrange [-0.5:{}]\nset yrange [{}:-0.5]\nset xlabel 'token'\n"
+      "set ylabel 'token'\nset tics out\n",
+      panels,
+      quote(fmt::format("{}: PE similarity (mean over {} seed{})", point.label, runs,
+                        runs == 1 ? "" : "s")),
+      num(n - 0.5), num(n - 0.5));
+  if (truth) {
+    const torch::Tensor d = torch::cdist(geometry.coordinates, geometry.coordinates);
+    const double max = d.max().item<double>();
+    const torch::Tensor similarity = max > 0 ? 1.0 - d / max : torch::ones_like(d);
+    const std::string block = script.block(matrix_rows(similarity));
+    body += fmt::format(
+        "set title 'ground truth: 1 - distance / max'\nplot {} matrix with image notitle\n", block);
+  }
+  for (std::int64_t b = 0; b < mean.size(0); ++b) {
+    const std::string block = script.block(matrix_rows(mean[b]));
+    body += fmt::format(
+        "set title 'block {}: cosine similarity of PE rows'\nplot {} matrix with image notitle\n",
+        b, block);
+  }
+  body += "unset multiplot\n";
+  return Figure{name,
+                fmt::format("{}: cosine similarity between the learned PE's token rows, per block, "
+                            "mean over {} seed(s), beside the ground truth's similarity; tokens "
+                            "in the task's order (row-major on a grid).",
+                            point.label, runs),
+                script.text(preamble(name, 430 * static_cast<int>(panels), 450))};
+}
+
+std::optional<Figure> pca_figure(const Experiment& experiment, std::size_t index,
+                                 const Geometry& geometry) {
+  const Point& point = experiment.points[index];
+  if (point.runs.empty()) return std::nullopt;
+  const RunRecord& run = point.runs.front();
+  const torch::Tensor tables = final_tables(run.dir);
+  if (!tables.defined() || tables.size(1) < 3) return std::nullopt;
+  const std::int64_t n = tables.size(1);
+  const bool truth = geometry.coordinates.defined() && geometry.coordinates.size(0) == n;
+  const std::string name = fmt::format("pca-{}", index + 1);
+
+  // True neighbours: token pairs at the smallest nonzero distance (a grid's edges).
+  std::vector<std::pair<std::int64_t, std::int64_t>> edges;
+  if (truth) {
+    const torch::Tensor d = torch::cdist(geometry.coordinates, geometry.coordinates);
+    const torch::Tensor positive =
+        d.masked_fill(d <= 1e-12, std::numeric_limits<double>::infinity());
+    const double nearest = positive.min().item<double>();
+    for (std::int64_t i = 0; i < n; ++i) {
+      for (std::int64_t j = i + 1; j < n; ++j) {
+        if (std::abs(d[i][j].item<double>() - nearest) <= 1e-9 * std::max(1.0, nearest))
+          edges.emplace_back(i, j);
+      }
+    }
+  }
+  Script script;
+  std::string& body = script.body();
+  body += fmt::format(
+      "set multiplot layout 1,{} title {}\nset size ratio -1\nset grid\nunset colorbox\n"
+      "set palette defined (0 '#1b9e77', 1 '#d95f02', 2 '#7570b3', 3 '#e7298a')\n"
+      "set xlabel 'PC 1'\nset ylabel 'PC 2'\n",
+      tables.size(0),
+      quote(fmt::format("{}, seed {}: 2D PCA of the final PE, true neighbours joined", point.label,
+                        run.seed)));
+  for (std::int64_t b = 0; b < tables.size(0); ++b) {
+    const torch::Tensor centred = tables[b] - tables[b].mean(0, true);
+    const auto svd = torch::linalg::svd(centred, /*full_matrices=*/false, c10::nullopt);
+    torch::Tensor xy = centred.matmul(std::get<2>(svd).slice(0, 0, 2).t());  // [N, 2]
+    double explained = 0.0;
+    {
+      const torch::Tensor s2 = std::get<1>(svd).pow(2);
+      const double total = s2.sum().item<double>();
+      explained = total > 0 ? s2.slice(0, 0, 2).sum().item<double>() / total : 0.0;
+    }
+    if (truth) {
+      // Orient each PC so that it correlates positively with the coordinate it best follows.
+      for (int k = 0; k < 2; ++k) {
+        const torch::Tensor pc = xy.select(1, k);
+        double best = 0.0;
+        for (std::int64_t axis = 0; axis < geometry.coordinates.size(1); ++axis) {
+          const torch::Tensor c = geometry.coordinates.select(1, axis);
+          const double r = ((pc - pc.mean()) * (c - c.mean())).sum().item<double>();
+          if (std::abs(r) > std::abs(best)) best = r;
+        }
+        if (best < 0) xy.select(1, k).mul_(-1.0);
+      }
+    }
+    std::string points;
+    for (std::int64_t i = 0; i < n; ++i) {
+      std::string label = std::to_string(i);
+      double colour = 0.0;
+      if (truth) {
+        label.clear();
+        for (std::int64_t axis = 0; axis < geometry.coordinates.size(1); ++axis) {
+          label +=
+              (axis ? "," : "") + fmt::format("{:g}", geometry.coordinates[i][axis].item<double>());
+        }
+        colour = geometry.coordinates[i][0].item<double>();
+      }
+      points += fmt::format("{} {} {} \"{}\"\n", num(xy[i][0].item<double>()),
+                            num(xy[i][1].item<double>()), num(colour), label);
+    }
+    const std::string point_block = script.block(points);
+    std::vector<std::string> plots;
+    if (!edges.empty()) {
+      std::string lines;
+      for (const auto& [i, j] : edges) {
+        lines += fmt::format("{} {}\n{} {}\n\n", num(xy[i][0].item<double>()),
+                             num(xy[i][1].item<double>()), num(xy[j][0].item<double>()),
+                             num(xy[j][1].item<double>()));
+      }
+      plots.push_back(
+          fmt::format("{} with lines lc rgb '#999999' lw 1.5 notitle", script.block(lines)));
+    }
+    plots.push_back(
+        fmt::format("{} using 1:2:3 with points pt 7 ps 1.6 lc palette notitle", point_block));
+    if (n <= 64) {
+      plots.push_back(fmt::format(
+          "{} using 1:2:4 with labels offset char 0.9,0.7 font ',8' notitle", point_block));
+    }
+    body += fmt::format("set title 'block {} ({:.0f}% of the variance)'\nplot {}\n", b,
+                        100.0 * explained, fmt::format("{}", fmt::join(plots, ", ")));
+  }
+  body += "unset multiplot\n";
+  return Figure{name,
+                fmt::format("{}, seed {}: each block's final PE projected on its first two "
+                            "principal components; points coloured by their first coordinate "
+                            "and labelled with their true coordinates, true nearest neighbours "
+                            "joined (a PE that mirrors the grid draws a lattice).",
+                            point.label, run.seed),
+                script.text(preamble(name, 480 * static_cast<int>(tables.size(0)), 500))};
+}
+
+// Mean over a point's runs of each (split, epoch) -> value, for one metric of group "all".
+std::map<std::string, std::map<std::int64_t, double>> mean_curves(const Point& point) {
+  std::map<std::string, std::map<std::int64_t, std::vector<double>>> values;
+  for (const auto& run : point.runs) {
+    const std::string path = run.dir + "/metrics.csv";
+    if (!fs::is_regular_file(path)) continue;
+    std::istringstream in(read_file(path));
+    std::string line;
+    std::getline(in, line);
+    while (std::getline(in, line)) {
+      const auto f = parse_csv_line(line);
+      if (f.size() != 5 || f[2] != "all") continue;
+      const bool loss = f[1] == "train_epoch" && f[3] == "loss";
+      if (!loss && f[3] != "accuracy") continue;
+      values[loss ? "train loss" : f[1]][std::stoll(f[0])].push_back(std::stod(f[4]));
+    }
+  }
+  std::map<std::string, std::map<std::int64_t, double>> out;
+  for (const auto& [curve, epochs] : values) {
+    for (const auto& [epoch, list] : epochs)
+      out[curve][epoch] = summarise(list).mean;
+  }
+  return out;
+}
+
+Figure curves_figure(const Experiment& experiment) {
+  std::vector<std::map<std::string, std::map<std::int64_t, double>>> curves;
+  for (const auto& point : experiment.points)
+    curves.push_back(mean_curves(point));
+  std::vector<std::string> panels = {"train loss"};
+  for (const auto& split : experiment.splits)
+    panels.push_back(split);
+  Script script;
+  std::string& body = script.body();
+  body += fmt::format(
+      "set multiplot layout 1,{} title {}\nset grid\nset key bottom left box opaque\n"
+      "set xlabel 'epoch'\nunset logscale x\nset autoscale x\n",
+      panels.size(), quote(experiment.name + ": training curves, mean over seeds"));
+  for (const auto& panel : panels) {
+    const bool loss = panel == "train loss";
+    body += fmt::format(
+        "set title {}\nset ylabel {}\n{}\n", quote(panel),
+        quote(loss ? "loss (per epoch)" : "accuracy (%)"),
+        loss ? "set logscale y\nset key top right" : "unset logscale y\nset key bottom right");
+    std::vector<std::string> plots;
+    for (std::size_t p = 0; p < experiment.points.size(); ++p) {
+      auto it = curves[p].find(panel);
+      if (it == curves[p].end() || it->second.empty()) continue;
+      std::string rows;
+      for (const auto& [epoch, value] : it->second)
+        rows += fmt::format("{} {}\n", epoch, num(loss ? value : 100.0 * value));
+      plots.push_back(fmt::format("{} with lines lw 2 title {}", script.block(rows),
+                                  quote(experiment.points[p].label)));
+    }
+    body += plots.empty() ? std::string("plot NaN notitle\n")
+                          : "plot " + fmt::format("{}", fmt::join(plots, ", \\\n     ")) + "\n";
+  }
+  body += "unset multiplot\n";
+  return {"curves",
+          "Training curves, mean over seeds: the training loss per epoch and the accuracy of "
+          "every split at each evaluation.",
+          script.text(preamble("curves", 480 * static_cast<int>(panels.size()), 420))};
+}
+
+}  // namespace
+
+// The headline scalar of a probe (by plugin name; `modularity_2` is a second modularity probe).
+std::string headline_scalar(const std::string& probe, const std::set<std::string>& scalars) {
+  static const std::map<std::string, std::vector<std::string>> known = {
+      {"rsa", {"spearman"}},
+      {"procrustes", {"distance"}},
+      {"decoding", {"r2"}},
+      {"dimensionality", {"participation_ratio"}},
+      {"movement", {"relative_change"}},
+      {"modularity", {"q"}},
+      {"attention", {"similarity", "entropy"}},
+      {"pe_norm", {"norm_final"}},
+  };
+  std::string plugin = probe;
+  if (const auto underscore = probe.rfind('_');
+      underscore != std::string::npos &&
+      probe.find_first_not_of("0123456789", underscore + 1) == std::string::npos) {
+    plugin = probe.substr(0, underscore);
+  }
+  if (auto it = known.find(plugin); it != known.end()) {
+    for (const auto& name : it->second) {
+      if (scalars.count(name)) return name;
+    }
+  }
+  for (const auto& name : scalars) {
+    if (name.find("_block") == std::string::npos) return name;
+  }
+  return scalars.empty() ? "" : *scalars.begin();
+}
+
+std::vector<std::pair<std::string, std::set<std::string>>> probes_of(const Experiment& experiment) {
+  std::map<std::string, std::set<std::string>> probes;  // probe -> scalars
+  std::vector<std::string> order;
+  for (const auto& point : experiment.points) {
+    for (const auto& [key, stat] : point.stats) {
+      if (key.rfind("probe/", 0) != 0) continue;
+      const std::string rest = key.substr(6);
+      const std::string probe = rest.substr(0, rest.find('/'));
+      if (!probes.count(probe)) order.push_back(probe);
+      probes[probe].insert(rest.substr(rest.find('/') + 1));
+    }
+  }
+  // RSA and Procrustes first: the paper's two measures of a PE that mirrors the grid.
+  std::stable_sort(order.begin(), order.end(), [](const std::string& a, const std::string& b) {
+    auto rank = [](const std::string& p) { return p == "rsa" ? 0 : p == "procrustes" ? 1 : 2; };
+    return rank(a) < rank(b);
+  });
+  std::vector<std::pair<std::string, std::set<std::string>>> out;
+  for (const auto& probe : order)
+    out.emplace_back(probe, probes[probe]);
+  return out;
+}
+
+std::vector<Figure> make_figures(const Experiment& experiment, const Geometry& geometry) {
+  std::vector<Figure> figures;
+  figures.push_back(accuracy_figure(experiment));
+  if (auto probes = probes_figure(experiment)) figures.push_back(*probes);
+  for (std::size_t i = 0; i < experiment.points.size(); ++i) {
+    if (auto figure = similarity_figure(experiment, i, geometry)) figures.push_back(*figure);
+  }
+  for (std::size_t i = 0; i < experiment.points.size(); ++i) {
+    if (auto figure = pca_figure(experiment, i, geometry)) figures.push_back(*figure);
+  }
+  figures.push_back(curves_figure(experiment));
+  return figures;
+}
+
+}  // namespace pelab::report

@@ -1,0 +1,481 @@
+// report.md, report.html (images embedded as base64 data URIs) and the figures, written into
+// the experiment (or run) folder.
+
+#include "report.h"
+
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <set>
+
+#include <fmt/format.h>
+#include <torch/torch.h>
+#include <boost/filesystem.hpp>
+
+#include "pelab/error.h"
+#include "pelab/manifest.h"
+#include "pelab/registry.h"
+#include "pelab/run_io.h"
+#include "pelab/task.h"
+
+namespace pelab::report {
+
+namespace fs = boost::filesystem;
+
+std::string base64(const std::string& bytes) {
+  static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  std::size_t i = 0;
+  for (; i + 2 < bytes.size(); i += 3) {
+    const unsigned v = (static_cast<unsigned char>(bytes[i]) << 16) |
+                       (static_cast<unsigned char>(bytes[i + 1]) << 8) |
+                       static_cast<unsigned char>(bytes[i + 2]);
+    out += kAlphabet[(v >> 18) & 63];
+    out += kAlphabet[(v >> 12) & 63];
+    out += kAlphabet[(v >> 6) & 63];
+    out += kAlphabet[v & 63];
+  }
+  if (i < bytes.size()) {
+    unsigned v = static_cast<unsigned char>(bytes[i]) << 16;
+    if (i + 1 < bytes.size()) v |= static_cast<unsigned char>(bytes[i + 1]) << 8;
+    out += kAlphabet[(v >> 18) & 63];
+    out += kAlphabet[(v >> 12) & 63];
+    out += i + 1 < bytes.size() ? kAlphabet[(v >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+namespace {
+
+std::string html_escape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string md_cell(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+// Writes the same content as Markdown and as HTML.
+class Document {
+ public:
+  void heading(int level, const std::string& text) {
+    md_ += fmt::format("\n{} {}\n\n", std::string(static_cast<std::size_t>(level), '#'), text);
+    html_ += fmt::format("<h{0}>{1}</h{0}>\n", level, html_escape(text));
+  }
+  void paragraph(const std::string& text) {
+    md_ += text + "\n\n";
+    html_ += "<p>" + html_escape(text) + "</p>\n";
+  }
+  void code(const std::string& text) {
+    md_ += "```\n" + text + (text.empty() || text.back() == '\n' ? "" : "\n") + "```\n\n";
+    html_ += "<pre>" + html_escape(text) + "</pre>\n";
+  }
+  void list(const std::vector<std::string>& items) {
+    html_ += "<ul>\n";
+    for (const auto& item : items) {
+      md_ += "- " + item + "\n";
+      html_ += "<li>" + html_escape(item) + "</li>\n";
+    }
+    md_ += "\n";
+    html_ += "</ul>\n";
+  }
+  // Columns after the first `left` are right-aligned.
+  void table(const std::vector<std::string>& header,
+             const std::vector<std::vector<std::string>>& rows, std::size_t left = 1) {
+    std::string rule = "|";
+    md_ += "|";
+    html_ += "<table>\n<tr>";
+    for (std::size_t c = 0; c < header.size(); ++c) {
+      md_ += " " + md_cell(header[c]) + " |";
+      rule += c < left ? "---|" : "---:|";
+      html_ += "<th>" + html_escape(header[c]) + "</th>";
+    }
+    md_ += "\n" + rule + "\n";
+    html_ += "</tr>\n";
+    for (const auto& row : rows) {
+      md_ += "|";
+      html_ += "<tr>";
+      for (std::size_t c = 0; c < row.size(); ++c) {
+        md_ += " " + md_cell(row[c]) + " |";
+        html_ += fmt::format("<td{}>{}</td>", c < left ? "" : " class=\"n\"", html_escape(row[c]));
+      }
+      md_ += "\n";
+      html_ += "</tr>\n";
+    }
+    md_ += "\n";
+    html_ += "</table>\n";
+  }
+  // `file` is relative to the report; embedded in the HTML when it exists.
+  void image(const std::string& folder, const std::string& file, const std::string& caption) {
+    md_ += fmt::format("![{}]({})\n\n*{}*\n\n", file, file, caption);
+    const std::string path = folder + "/" + file;
+    if (fs::is_regular_file(path)) {
+      html_ += fmt::format(
+          "<figure><img alt=\"{}\" src=\"data:image/png;base64,{}\"><figcaption>{}</figcaption>"
+          "</figure>\n",
+          html_escape(file), base64(read_file(path)), html_escape(caption));
+    } else {
+      html_ += fmt::format("<p><em>{} was not drawn.</em> {}</p>\n", html_escape(file),
+                           html_escape(caption));
+    }
+  }
+
+  const std::string& markdown() const { return md_; }
+  std::string html(const std::string& title) const {
+    return fmt::format(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n"
+        "<style>\nbody {{ font-family: sans-serif; margin: 2em auto; max-width: 1600px; "
+        "padding: 0 1em; color: #222; }}\ntable {{ border-collapse: collapse; margin: 1em 0; }}\n"
+        "th, td {{ border: 1px solid #ccc; padding: 0.25em 0.6em; }}\nth {{ background: #f3f3f3; "
+        "}}\ntd.n {{ text-align: right; font-variant-numeric: tabular-nums; }}\nimg {{ max-width: "
+        "100%; }}\nfigure {{ margin: 1.5em 0; }}\nfigcaption {{ color: #555; font-size: 0.9em; }}\n"
+        "pre {{ background: #f6f6f6; padding: 0.5em; overflow-x: auto; }}\n</style>\n</head>\n"
+        "<body>\n{}</body>\n</html>\n",
+        html_escape(title), html_);
+  }
+
+ private:
+  std::string md_;
+  std::string html_;
+};
+
+std::string mean_sem(const std::map<std::string, Statistic>& stats, const std::string& key,
+                     double factor, const char* format) {
+  auto it = stats.find(key);
+  if (it == stats.end() || it->second.n == 0) return "-";
+  return fmt::format(format, factor * it->second.mean) + " ± " +
+         fmt::format(format, factor * it->second.sem);
+}
+
+std::string value_of(const std::map<std::string, double>& values, const std::string& key,
+                     double factor, const char* format) {
+  auto it = values.find(key);
+  if (it == values.end()) return "-";
+  return std::isfinite(it->second) ? fmt::format(format, factor * it->second) : "nan";
+}
+
+std::string scale_text(const Point& point) {
+  return point.init_scale ? format_number(*point.init_scale) : "-";
+}
+
+// The groups other than "all" of a split, in the order the keys sort.
+std::vector<std::string> groups_of(const Experiment& experiment, const std::string& split) {
+  std::vector<std::string> groups;
+  const std::string prefix = split + "/";
+  const std::string suffix = "/accuracy";
+  for (const auto& point : experiment.points) {
+    for (const auto& [key, stat] : point.stats) {
+      if (key.rfind(prefix, 0) != 0 || key.size() <= prefix.size() + suffix.size() ||
+          key.compare(key.size() - suffix.size(), suffix.size(), suffix) != 0) {
+        continue;
+      }
+      const std::string group =
+          key.substr(prefix.size(), key.size() - prefix.size() - suffix.size());
+      if (group != "all" && std::find(groups.begin(), groups.end(), group) == groups.end())
+        groups.push_back(group);
+    }
+  }
+  return groups;
+}
+
+// A plain-text table for the terminal.
+std::string text_table(const std::vector<std::string>& header,
+                       const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> width(header.size(), 0);
+  auto length = [](const std::string& s) {  // UTF-8 code points ("±" is one column)
+    std::size_t n = 0;
+    for (unsigned char c : s)
+      n += (c & 0xC0) != 0x80;
+    return n;
+  };
+  for (std::size_t c = 0; c < header.size(); ++c) {
+    width[c] = length(header[c]);
+    for (const auto& row : rows)
+      width[c] = std::max(width[c], length(row[c]));
+  }
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string out;
+    for (std::size_t c = 0; c < cells.size(); ++c) {
+      const std::string pad(width[c] - length(cells[c]), ' ');
+      out += (c ? "  " : "") + (c == 0 ? cells[c] + pad : pad + cells[c]);
+    }
+    return out + "\n";
+  };
+  std::string out = line(header);
+  for (const auto& row : rows)
+    out += line(row);
+  return out;
+}
+
+Geometry geometry_of(const Experiment& experiment, Registry* registry,
+                     std::vector<std::string>& warnings) {
+  Geometry geometry;
+  if (registry == nullptr) return geometry;
+  const std::string config = experiment.points.front().runs.front().dir + "/config.toml";
+  try {
+    const Manifest manifest = Manifest::from_file(config, *registry);
+    const Layout layout = registry->create_task(manifest.runs().front().task)->layout();
+    if (layout.has_coordinates()) {
+      geometry.coordinates = layout.coordinates.to(torch::kFloat64);
+      geometry.axis_names = layout.axis_names;
+    }
+  } catch (const std::exception& e) {
+    warnings.push_back(fmt::format(
+        "the ground truth could not be read (figures are drawn without it): {}", e.what()));
+  }
+  return geometry;
+}
+
+std::string shell_quote(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+int run_shell(const std::string& command) {
+  const int status = std::system(command.c_str());
+  if (status == -1) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+bool is_png(const std::string& path) {
+  if (!fs::is_regular_file(path)) return false;
+  const std::string bytes = read_file(path);
+  return bytes.size() > 8 && bytes.compare(0, 8, "\x89PNG\r\n\x1a\n", 8) == 0;
+}
+
+}  // namespace
+
+ReportResult write_report(const std::string& dir, Registry* registry,
+                          const ReportOptions& options) {
+  ReportResult result;
+  result.dir = dir;
+  const Experiment experiment = collect(dir);
+  result.points = experiment.points.size();
+  for (const auto& point : experiment.points)
+    result.runs += point.runs.size();
+  const Geometry geometry = geometry_of(experiment, registry, result.warnings);
+
+  write_file_atomically(dir + "/results.csv", results_csv(experiment));
+  result.files.push_back(dir + "/results.csv");
+
+  // Figures: scripts always; PNGs when gnuplot runs.
+  const std::string figures_dir = dir + "/figures";
+  const std::vector<Figure> figures = make_figures(experiment, geometry);
+  std::string gnuplot = options.gnuplot;
+  if (gnuplot.empty()) {
+    const char* env = std::getenv("PELAB_GNUPLOT");
+    gnuplot = env && *env ? env : "gnuplot";
+  }
+  const bool have_gnuplot = run_shell(shell_quote(gnuplot) + " --version >/dev/null 2>&1") == 0;
+  std::vector<std::string> failed;
+  for (const auto& figure : figures) {
+    const std::string script = figures_dir + "/" + figure.name + ".gp";
+    const std::string png = figures_dir + "/" + figure.name + ".png";
+    write_file_atomically(script, figure.script);
+    boost::system::error_code ignored;
+    fs::remove(png, ignored);
+    if (!have_gnuplot) continue;
+    const int status = run_shell(fmt::format("cd {} && {} {} >{} 2>&1", shell_quote(figures_dir),
+                                             shell_quote(gnuplot), shell_quote(figure.name + ".gp"),
+                                             shell_quote(figure.name + ".log")));
+    if (status == 0 && is_png(png)) {
+      fs::remove(figures_dir + "/" + figure.name + ".log", ignored);
+    } else {
+      failed.push_back(figure.name);
+    }
+  }
+  result.figures_drawn = have_gnuplot && failed.empty();
+  if (!have_gnuplot) {
+    result.warnings.push_back(fmt::format(
+        "gnuplot ('{}') is not available: the figures' data and gnuplot scripts are in {}/*.gp; "
+        "install gnuplot (Debian: gnuplot-nox) and run `gnuplot NAME.gp` there, or run `pelab "
+        "report` again",
+        gnuplot, figures_dir));
+  }
+  for (const auto& name : failed) {
+    result.warnings.push_back(
+        fmt::format("gnuplot failed on {0}/{1}.gp: see {0}/{1}.log", figures_dir, name));
+  }
+
+  // Tables.
+  const auto probes = probes_of(experiment);
+  std::vector<std::string> accuracy_header = {"point", "init scale", "n"};
+  for (const auto& split : experiment.splits)
+    accuracy_header.push_back(split);
+  std::vector<std::vector<std::string>> accuracy_rows;
+  for (const auto& point : experiment.points) {
+    std::vector<std::string> row = {point.label, scale_text(point),
+                                    std::to_string(point.runs.size())};
+    for (const auto& split : experiment.splits)
+      row.push_back(mean_sem(point.stats, split + "/all/accuracy", 100.0, "{:.1f}"));
+    accuracy_rows.push_back(row);
+  }
+  result.accuracy_table = text_table(accuracy_header, accuracy_rows);
+
+  std::vector<std::string> probe_header = {"point", "init scale"};
+  std::vector<std::string> probe_keys;
+  for (const auto& [probe, scalars] : probes) {
+    const std::string scalar = headline_scalar(probe, scalars);
+    probe_header.push_back(probe + " " + scalar);
+    probe_keys.push_back(fmt::format("probe/{}/{}", probe, scalar));
+    if (probe == "rsa" && scalars.count("p_value")) {
+      probe_header.push_back("rsa p_value");
+      probe_keys.push_back("probe/rsa/p_value");
+    }
+  }
+  std::vector<std::vector<std::string>> probe_rows;
+  for (const auto& point : experiment.points) {
+    std::vector<std::string> row = {point.label, scale_text(point)};
+    for (const auto& key : probe_keys)
+      row.push_back(mean_sem(point.stats, key, 1.0, "{:.3f}"));
+    probe_rows.push_back(row);
+  }
+
+  Document doc;
+  doc.heading(1, fmt::format("{}: report", experiment.name));
+  doc.paragraph(fmt::format(
+      "{} finished run(s) in {} point(s), from `{}`. Values are at the final epoch; mean ± SEM "
+      "(standard error of the mean, sample standard deviation / sqrt(n)) over the n seeds of "
+      "each point. The init scale is the point's {}; points without one are listed by their PE.",
+      result.runs, result.points, dir, [&] {
+        std::set<std::string> keys;
+        for (const auto& point : experiment.points) {
+          if (point.init_scale) keys.insert(point.scale_key);
+        }
+        return keys.empty() ? std::string("pe.init.std (none here)")
+                            : fmt::format("{}", fmt::join(keys, ", "));
+      }()));
+  doc.heading(2, "Accuracy (%)");
+  doc.table(accuracy_header, accuracy_rows);
+  for (const auto& split : experiment.splits) {
+    const auto groups = groups_of(experiment, split);
+    if (groups.empty()) continue;
+    std::vector<std::string> header = {"point", "init scale"};
+    for (const auto& group : groups)
+      header.push_back(group);
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& point : experiment.points) {
+      std::vector<std::string> row = {point.label, scale_text(point)};
+      for (const auto& group : groups)
+        row.push_back(mean_sem(point.stats, split + "/" + group + "/accuracy", 100.0, "{:.1f}"));
+      rows.push_back(row);
+    }
+    doc.paragraph(fmt::format("Split `{}` by condition (group):", split));
+    doc.table(header, rows);
+  }
+  if (!probes.empty()) {
+    doc.heading(2, "Probes of the final PE");
+    doc.paragraph(
+        "One scalar per probe, the mean over blocks (docs/probes.md defines each): rsa spearman = "
+        "Spearman correlation of the PE's dissimilarities with the true distances (1: mirrors "
+        "the layout); procrustes distance = 1 - (sum of singular values)^2 after centring and "
+        "unit scaling (0: the reference PE up to rotation and scale; 1: unrelated); every "
+        "scalar, per block too, is in results.csv.");
+    doc.table(probe_header, probe_rows);
+  }
+  doc.heading(2, "Per run");
+  {
+    std::vector<std::string> header = {"point", "seed"};
+    for (const auto& split : experiment.splits)
+      header.push_back(split + " acc.");
+    for (std::size_t i = 0; i < probe_keys.size(); ++i)
+      header.push_back(probe_header[i + 2]);
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& point : experiment.points) {
+      for (const auto& run : point.runs) {
+        std::vector<std::string> row = {point.label, std::to_string(run.seed)};
+        for (const auto& split : experiment.splits)
+          row.push_back(value_of(run.values, split + "/all/accuracy", 100.0, "{:.1f}"));
+        for (const auto& key : probe_keys)
+          row.push_back(value_of(run.values, key, 1.0, "{:.3f}"));
+        rows.push_back(row);
+      }
+    }
+    doc.paragraph("The values of each run's summary.json.");
+    doc.table(header, rows, 2);
+  }
+  doc.heading(2, "Figures");
+  if (!have_gnuplot) {
+    doc.paragraph(
+        fmt::format("gnuplot was not found: the figures were not drawn. Their data and "
+                    "scripts are in figures/*.gp (run `gnuplot NAME.gp` in {}).",
+                    figures_dir));
+  }
+  for (const auto& figure : figures)
+    doc.image(dir, "figures/" + figure.name + ".png", figure.caption);
+
+  std::vector<std::string> notes;
+  for (const auto& point : experiment.points) {
+    std::set<std::string> seen;
+    for (const auto& run : point.runs) {
+      for (const auto& note : run.notes) {
+        // The same note for every seed is said once.
+        if (seen.insert(note).second) notes.push_back(point.label + ": " + note);
+      }
+    }
+  }
+  for (const auto& skipped : experiment.skipped)
+    notes.push_back("not included: " + skipped);
+  for (const auto& warning : result.warnings)
+    notes.push_back(warning);
+  if (!notes.empty()) {
+    doc.heading(2, "Notes");
+    doc.list(notes);
+  }
+  doc.heading(2, "Points");
+  {
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& point : experiment.points)
+      rows.push_back({point.label, point.point, std::to_string(point.runs.size())});
+    doc.table({"label", "sweep point (folder)", "runs"}, rows, 3);
+  }
+  doc.paragraph(
+      "Files: results.csv (point,metric,mean,sem,n,series,init_scale for every final metric and "
+      "probe scalar), figures/*.png with the gnuplot scripts that drew them (figures/*.gp, data "
+      "inline), and per run <point>/seed-<s>/ (config.toml, metrics.csv, summary.json, pe/*.npy, "
+      "probes/*.json and *.npy).");
+
+  write_file_atomically(dir + "/report.md", doc.markdown());
+  write_file_atomically(dir + "/report.html", doc.html(experiment.name + ": pelab report"));
+  result.files.push_back(dir + "/report.md");
+  result.files.push_back(dir + "/report.html");
+  return result;
+}
+
+}  // namespace pelab::report

@@ -1,0 +1,118 @@
+#pragma once
+
+// `pelab report`: aggregates the runs of an experiment folder (or one run folder) into
+// results.csv, report.md and a self-contained report.html with gnuplot figures.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <torch/types.h>
+
+namespace pelab {
+class Registry;
+}
+
+namespace pelab::report {
+
+/// Mean, standard error of the mean (sample standard deviation / sqrt(n)) and n over seeds.
+/// Non-finite values (a probe's NaN, stored as null) are left out.
+struct Statistic {
+  double mean = 0.0;
+  double sem = 0.0;
+  std::size_t n = 0;
+};
+Statistic summarise(const std::vector<double>& values);
+
+/// One finished run, read back from its folder.
+struct RunRecord {
+  std::string dir;
+  std::int64_t seed = 0;
+  /// Final metrics ("test/all/accuracy") and probe scalars ("probe/rsa/spearman"), from
+  /// summary.json.
+  std::map<std::string, double> values;
+  /// Probe notes and errors, "probe: text".
+  std::vector<std::string> notes;
+};
+
+/// One sweep point: its runs over seeds and their aggregate.
+struct Point {
+  std::string point;   // the sweep point as summary.json names it ("default" without a sweep)
+  std::string series;  // the curve it belongs to, e.g. "learned, normal std"
+  std::string label;   // a short name, e.g. "learned, normal std=0.2" or "sinusoidal_nd"
+  std::optional<double> init_scale;  // pe.init.std or a similar parameter, if it has one
+  std::string scale_key;             // where the scale came from, e.g. "pe.init.std"
+  std::vector<RunRecord> runs;
+  std::map<std::string, Statistic> stats;
+};
+
+/// Every finished run under a folder, grouped into points.
+struct Experiment {
+  std::string dir;
+  std::string name;
+  std::vector<Point> points;         // series with a scale (by series, then scale), then the others
+  std::vector<std::string> splits;   // in the order metrics.csv lists them
+  std::vector<std::string> skipped;  // unfinished or unreadable runs, with why
+};
+
+/// Reads `dir`: a run folder (with config.toml) or an experiment folder
+/// (`<dir>/<point>/seed-<s>/`). Throws pelab::Error when it holds no run.
+Experiment collect(const std::string& dir);
+
+/// results.csv: point,metric,mean,sem,n,series,init_scale for every metric and probe scalar.
+std::string results_csv(const Experiment& experiment);
+
+/// The ground truth the figures draw: the task's token coordinates, or undefined.
+struct Geometry {
+  torch::Tensor coordinates;  // [N, D] float64
+  std::vector<std::string> axis_names;
+};
+
+/// One figure: a gnuplot script (data inline) and the PNG it draws.
+struct Figure {
+  std::string name;     // file stem, e.g. "accuracy"
+  std::string caption;  // one line
+  std::string script;   // gnuplot commands, with `set output` to <name>.png
+};
+
+/// The figures of an experiment: accuracy and probe scalars vs init scale, PE similarity
+/// heatmaps beside the ground truth, 2D PCA embeddings of the learned PEs with the true grid
+/// drawn over them, training curves.
+std::vector<Figure> make_figures(const Experiment& experiment, const Geometry& geometry);
+
+struct ReportOptions {
+  /// The gnuplot program; empty: $PELAB_GNUPLOT or `gnuplot`.
+  std::string gnuplot;
+};
+
+/// What write_report produced.
+struct ReportResult {
+  std::string dir;
+  std::size_t runs = 0;
+  std::size_t points = 0;
+  bool figures_drawn = false;
+  std::string accuracy_table;  // the plain-text accuracy table, for the terminal
+  std::vector<std::string> files;
+  std::vector<std::string> warnings;
+};
+
+/// collect + results.csv + figures/ (*.gp, *.png) + report.md + report.html in `dir`. The
+/// registry, if given, builds the task of the first run to draw the ground truth.
+ReportResult write_report(const std::string& dir, Registry* registry,
+                          const ReportOptions& options = {});
+
+/// The scalar that stands for a probe in tables and figures (rsa: spearman, procrustes:
+/// distance, ...; for an unknown probe its first scalar that is not per block).
+std::string headline_scalar(const std::string& probe, const std::set<std::string>& scalars);
+
+/// The probes that some point has scalars for ("rsa", "procrustes", then the others in order of
+/// appearance) with their scalars.
+std::vector<std::pair<std::string, std::set<std::string>>> probes_of(const Experiment& experiment);
+
+/// Base64 (RFC 4648), for the images embedded in report.html.
+std::string base64(const std::string& bytes);
+
+}  // namespace pelab::report

@@ -1,0 +1,41 @@
+#pragma once
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "commands.h"
+
+namespace pelab {
+class Registry;
+}
+
+namespace pelab::cli {
+
+/// What `pelab report` reads from its command line.
+struct ReportOptions {
+  std::string dir;
+  std::string gnuplot;  // empty: $PELAB_GNUPLOT or gnuplot
+};
+
+/// Writes results.csv, report.md, report.html and figures/ for an experiment or run folder and
+/// prints the accuracy table and where the files are.
+int report(const Options& options, const ReportOptions& report_options);
+
+/// The report of an experiment `pelab run` has just run (warnings are printed, not thrown).
+void report_after_run(const std::string& experiment_dir, Registry& registry);
+
+/// The `report` subcommand: registers itself on `app`; `execute()` runs it once parsed.
+class ReportCommand {
+ public:
+  ReportCommand(CLI::App& app, const Options& options);
+  bool parsed() const { return command_->parsed(); }
+  int execute() const { return report(options_, report_options_); }
+
+ private:
+  const Options& options_;
+  ReportOptions report_options_;
+  CLI::App* command_ = nullptr;
+};
+
+}  // namespace pelab::cli

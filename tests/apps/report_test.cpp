@@ -1,0 +1,204 @@
+// The report library on hand-made experiment folders whose aggregates are known.
+
+#include <cmath>
+#include <fstream>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+#include <boost/filesystem.hpp>
+
+#include "pelab/error.h"
+#include "pelab/run_io.h"
+#include "report/report.h"
+#include "test_support.h"
+
+namespace pelab {
+namespace {
+
+using ::testing::ContainsRegex;
+using ::testing::HasSubstr;
+using ::testing::Not;
+namespace fs = boost::filesystem;
+
+TEST(ReportStatistics, MeanSemAndN) {
+  const report::Statistic s = report::summarise({1.0, 2.0, 3.0, std::nan("")});
+  EXPECT_EQ(s.n, 3u);  // NaN (a probe's null) is left out
+  EXPECT_DOUBLE_EQ(s.mean, 2.0);
+  EXPECT_DOUBLE_EQ(s.sem, 1.0 / std::sqrt(3.0));  // sample sd 1, over sqrt(3)
+  EXPECT_EQ(report::summarise({5.0}).sem, 0.0);
+  EXPECT_EQ(report::summarise({}).n, 0u);
+}
+
+TEST(ReportBase64, RfcVectors) {
+  EXPECT_EQ(report::base64(""), "");
+  EXPECT_EQ(report::base64("f"), "Zg==");
+  EXPECT_EQ(report::base64("fo"), "Zm8=");
+  EXPECT_EQ(report::base64("foo"), "Zm9v");
+  EXPECT_EQ(report::base64("foob"), "Zm9vYg==");
+  EXPECT_EQ(report::base64("fooba"), "Zm9vYmE=");
+  EXPECT_EQ(report::base64("foobar"), "Zm9vYmFy");
+  EXPECT_EQ(report::base64(std::string("\xff\x00\x80", 3)), "/wCA");
+}
+
+// An experiment folder written by hand: two learned-PE points (std 2.0 and 0.2, two seeds each),
+// one sinusoidal point, one unfinished run.
+class ReportFolder : public ::testing::Test {
+ protected:
+  ReportFolder() {
+    write_run("pe.init.std=2", 1, learned(2.0), 0.50, 0.40, 0.10);
+    write_run("pe.init.std=2", 2, learned(2.0), 0.70, 0.60, 0.30);
+    write_run("pe.init.std=0.2", 1, learned(0.2), 0.90, 0.80, 0.85);
+    write_run("pe.init.std=0.2", 2, learned(0.2), 1.00, 0.90, 0.95);
+    write_run("pe=sinusoidal", 1,
+              "[pe]\nplugin = \"sinusoidal_nd\"\nbase = 10000.0\nscale = 1.0\n"
+              "use_hidden_coordinates = true\n",
+              0.95, 0.85, 0.99);
+    const std::string unfinished = dir_ / "exp/pe.init.std=2/seed-3";
+    fs::create_directories(unfinished);
+    std::ofstream(unfinished + "/config.toml") << header(3) << learned(2.0);
+    std::ofstream(unfinished + "/summary.json") << "{\"status\": \"failed\", \"error\": \"NaN\"}";
+  }
+
+  static std::string learned(double std) {
+    return fmt::format(
+        "[pe]\nplugin = \"learned\"\ninit = {{ plugin = \"normal\", std = {}, mean = "
+        "0.0 }}\n",
+        format_number(std));
+  }
+
+  static std::string header(int seed) {
+    return fmt::format(
+        "[experiment]\nname = \"exp\"\nseeds = [{}]\n\n[task]\nplugin = \"marker_position\"\n"
+        "tokens = 4\n\n[model]\nlayers = 2\nd_model = 4\n\n[train]\nepochs = 2\nthreads = {}\n\n",
+        seed, seed);  // threads differ between runs: must not split a series
+  }
+
+  void write_run(const std::string& point, int seed, const std::string& pe, double train,
+                 double test, double spearman) {
+    const std::string run = dir_ / ("exp/" + point + "/seed-" + std::to_string(seed));
+    fs::create_directories(run + "/pe");
+    std::ofstream(run + "/config.toml") << header(seed) << pe;
+    std::ofstream(run + "/summary.json") << fmt::format(
+        "{{\"status\": \"finished\", \"experiment\": \"exp\", \"point\": \"{}\", \"seed\": {}, "
+        "\"final\": {{\"train/all/accuracy\": {}, \"test/all/accuracy\": {}, "
+        "\"test/first/accuracy\": {}, \"test/all/loss\": 0.5}}, \"probes\": {{\"rsa\": "
+        "{{\"spearman\": {}, \"spearman_block0\": {}, \"p_value\": null}}}}}}",
+        point, seed, train, test, test, spearman, spearman);
+    std::ofstream(run + "/metrics.csv")
+        << "epoch,split,group,metric,value\n0,train,all,accuracy,0.25\n0,test,all,accuracy,0.25\n"
+        << "1,train_epoch,all,loss,1.2\n2,train_epoch,all,loss,0.9\n"
+        << fmt::format("2,train,all,accuracy,{}\n2,test,all,accuracy,{}\n", train, test);
+    torch::manual_seed(seed);
+    write_npy(run + "/pe/tables-epoch-000000.npy", torch::randn({2, 4, 4}));
+    write_npy(run + "/pe/tables-epoch-000002.npy", torch::randn({2, 4, 4}));
+    fs::create_directories(run + "/probes");
+    std::ofstream(run + "/probes/rsa.json")
+        << "{\"probe\": \"rsa\", \"scalars\": {}, \"note\": \"a note for the reader\"}";
+  }
+
+  test::ScratchDir dir_;
+};
+
+TEST_F(ReportFolder, CollectsPointsInScaleOrder) {
+  const report::Experiment experiment = report::collect(dir_ / "exp");
+  EXPECT_EQ(experiment.name, "exp");
+  ASSERT_EQ(experiment.points.size(), 3u);
+  EXPECT_EQ(experiment.points[0].point, "pe.init.std=0.2");
+  EXPECT_EQ(*experiment.points[0].init_scale, 0.2);
+  EXPECT_EQ(experiment.points[0].scale_key, "pe.init.std");
+  EXPECT_EQ(experiment.points[0].series, "learned, normal std");
+  EXPECT_EQ(experiment.points[0].label, "learned, normal std=0.2");
+  EXPECT_EQ(*experiment.points[1].init_scale, 2.0);
+  EXPECT_FALSE(experiment.points[2].init_scale.has_value());
+  EXPECT_EQ(experiment.points[2].label, "sinusoidal_nd");
+  EXPECT_EQ(experiment.splits, (std::vector<std::string>{"train", "test"}));
+  ASSERT_EQ(experiment.skipped.size(), 1u);
+  EXPECT_THAT(experiment.skipped[0], HasSubstr("seed-3: failed"));
+
+  const report::Statistic& test = experiment.points[1].stats.at("test/all/accuracy");
+  EXPECT_EQ(test.n, 2u);
+  EXPECT_DOUBLE_EQ(test.mean, 0.5);
+  EXPECT_NEAR(test.sem, 0.1, 1e-12);  // sd of {0.4, 0.6} is 0.1414, over sqrt(2)
+  const report::Statistic& rsa = experiment.points[0].stats.at("probe/rsa/spearman");
+  EXPECT_DOUBLE_EQ(rsa.mean, 0.9);
+  EXPECT_EQ(experiment.points[0].stats.at("probe/rsa/p_value").n, 0u);  // null in summary.json
+}
+
+TEST_F(ReportFolder, ResultsCsv) {
+  const std::string csv = report::results_csv(report::collect(dir_ / "exp"));
+  EXPECT_THAT(csv, testing::StartsWith("point,metric,mean,sem,n,series,init_scale\n"));
+  // Shortest round-trip decimals: 0.1 may print as 0.09999999999999999.
+  EXPECT_THAT(csv,
+              ContainsRegex("\npe\\.init\\.std=2,test/all/accuracy,0\\.5,0\\.(1|09999+[0-9]*),2,"
+                            "\"learned, normal std\",2\n"));
+  EXPECT_THAT(csv, ContainsRegex("\npe\\.init\\.std=0\\.2,probe/rsa/spearman,0\\.(9|8999+[0-9]*),"
+                                 "0\\.(05|0499+[0-9]*),2,\"learned, normal std\",0\\.2\n"));
+  EXPECT_THAT(csv, HasSubstr("\npe=sinusoidal,train/all/accuracy,0.95,0,1,sinusoidal_nd,\n"));
+  EXPECT_THAT(csv, HasSubstr("\npe.init.std=0.2,probe/rsa/p_value,nan,nan,0,"));
+}
+
+TEST_F(ReportFolder, WithoutGnuplotTheScriptsAreWritten) {
+  report::ReportOptions options;
+  options.gnuplot = "/nonexistent/gnuplot";
+  const report::ReportResult result = report::write_report(dir_ / "exp", nullptr, options);
+  EXPECT_EQ(result.runs, 5u);
+  EXPECT_EQ(result.points, 3u);
+  EXPECT_FALSE(result.figures_drawn);
+  ASSERT_FALSE(result.warnings.empty());
+  EXPECT_THAT(result.warnings[0], HasSubstr("not available"));
+  for (const char* script :
+       {"accuracy.gp", "probes.gp", "similarity-1.gp", "pca-1.gp", "curves.gp"}) {
+    EXPECT_TRUE(fs::is_regular_file(dir_ / ("exp/figures/" + std::string(script)))) << script;
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "exp/figures/accuracy.png"));
+  const std::string script = test::slurp(dir_ / "exp/figures/accuracy.gp");
+  EXPECT_THAT(script, HasSubstr("set terminal pngcairo"));
+  EXPECT_THAT(script, HasSubstr("0.2 85 5\n2 50 10\n"));  // test accuracy (%): scale mean sem
+  const std::string md = test::slurp(dir_ / "exp/report.md");
+  EXPECT_THAT(md, HasSubstr("gnuplot was not found"));
+  EXPECT_THAT(md, HasSubstr("| learned, normal std=0.2 | 0.2 | 2 | 95.0 ± 5.0 | 85.0 ± 5.0 |"));
+  EXPECT_THAT(md, HasSubstr("a note for the reader"));
+  EXPECT_THAT(md, HasSubstr("seed-3: failed"));
+  EXPECT_THAT(test::slurp(dir_ / "exp/report.html"), HasSubstr("<table>"));
+}
+
+TEST_F(ReportFolder, GnuplotDrawsPngsEmbeddedInTheHtml) {
+  if (std::system("gnuplot --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "no gnuplot";
+  const report::ReportResult result = report::write_report(dir_ / "exp", nullptr);
+  EXPECT_TRUE(result.figures_drawn) << (result.warnings.empty() ? "" : result.warnings[0]);
+  for (const char* png :
+       {"accuracy.png", "probes.png", "similarity-3.png", "pca-2.png", "curves.png"}) {
+    const std::string bytes = test::slurp(dir_ / ("exp/figures/" + std::string(png)));
+    EXPECT_EQ(bytes.substr(0, 4), "\x89PNG") << png;
+  }
+  const std::string html = test::slurp(dir_ / "exp/report.html");
+  EXPECT_THAT(html,
+              HasSubstr("<img alt=\"figures/accuracy.png\" src=\"data:image/png;base64,iVBOR"));
+  EXPECT_THAT(html, Not(HasSubstr("was not drawn")));
+  EXPECT_THAT(test::slurp(dir_ / "exp/report.md"),
+              HasSubstr("![figures/probes.png](figures/probes.png)"));
+}
+
+TEST_F(ReportFolder, OneRunFolder) {
+  report::ReportOptions options;
+  options.gnuplot = "/nonexistent/gnuplot";
+  const report::ReportResult result =
+      report::write_report(dir_ / "exp/pe.init.std=0.2/seed-1", nullptr, options);
+  EXPECT_EQ(result.runs, 1u);
+  EXPECT_TRUE(fs::is_regular_file(dir_ / "exp/pe.init.std=0.2/seed-1/results.csv"));
+}
+
+TEST(Report, NoRunsIsAClearError) {
+  test::ScratchDir empty;
+  try {
+    report::collect(empty.path());
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("holds no runs"));
+  }
+}
+
+}  // namespace
+}  // namespace pelab
