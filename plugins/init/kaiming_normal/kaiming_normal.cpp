@@ -22,7 +22,7 @@ double calculate_gain(const std::string& nonlinearity, double a) {
   if (nonlinearity == "relu") return std::sqrt(2.0);
   if (nonlinearity == "leaky_relu") return std::sqrt(2.0 / (1 + a * a));
   if (nonlinearity == "selu") return 3.0 / 4;
-  return 1.0;  // linear, conv*, conv_transpose*, sigmoid
+  return 1.0;  // linear, sigmoid
 }
 
 class KaimingNormalInitializer : public Initializer {
@@ -52,11 +52,11 @@ class KaimingNormalInitializer : public Initializer {
 
 void declare(ParamSchema& schema) {
   schema.choice("nonlinearity", "leaky_relu",
-                {"linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-                 "conv_transpose3d", "sigmoid", "tanh", "relu", "leaky_relu", "selu"},
+                {"linear", "sigmoid", "tanh", "relu", "leaky_relu", "selu"},
                 "The nonlinearity after the layer; its gain (torch's calculate_gain) multiplies "
-                "the standard deviation: 1 for linear, conv* and sigmoid, 5/3 for tanh, sqrt(2) "
-                "for relu, sqrt(2 / (1 + a^2)) for leaky_relu, 3/4 for selu.");
+                "the standard deviation: 1 for linear and sigmoid (torch's conv* gains are also "
+                "1: use linear), 5/3 for tanh, sqrt(2) for relu, sqrt(2 / (1 + a^2)) for "
+                "leaky_relu, 3/4 for selu.");
   schema.real("a", 0.0,
               "Negative slope of the leaky_relu (only with nonlinearity = \"leaky_relu\"; the "
               "default 0 gives relu's gain sqrt(2)).");
