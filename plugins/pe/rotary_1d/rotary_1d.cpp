@@ -62,7 +62,7 @@ class Rotary1D : public PositionalEncoding {
   // j - i only.
   torch::Tensor kernel() override {
     torch::NoGradGuard no_grad;
-    const torch::Tensor ones = torch::ones({1, 1, tokens_, head_dim_});
+    const torch::Tensor ones = torch::ones({1, 1, tokens_, head_dim_}, cos_.options());
     const auto [q, k] = rotate(ones, ones);
     return torch::matmul(q, k.transpose(-2, -1))[0][0] / static_cast<double>(head_dim_);
   }
