@@ -69,26 +69,34 @@ double Trainer::train_epoch() {
   const std::int64_t samples = train.size();
   const torch::Tensor order =
       config_.shuffle ? torch::randperm(samples, torch::kInt64) : torch::arange(samples);
-  const auto perturb = [this](const torch::Tensor& x) { return task_.perturb_embedding(x, true); };
-
   double loss_sum = 0.0;
   for (std::int64_t start = 0, step = 0; start < samples; start += config_.batch_size, ++step) {
     const torch::Tensor index =
         order.slice(0, start, std::min(start + config_.batch_size, samples));
-    const torch::Tensor inputs = train.inputs.index_select(0, index);
-    const torch::Tensor targets = train.targets.index_select(0, index);
-    optimizer_->zero_grad();
-    const torch::Tensor loss = torch::nll_loss(model_.forward(inputs, perturb), targets);
-    const double value = loss.item<double>();
-    PELAB_CHECK(std::isfinite(value),
-                "the training loss became {} at step {} of the epoch; lower the learning rate or "
-                "check the initialisation scale",
-                value, step);
-    loss.backward();
-    optimizer_->step();
-    loss_sum += value * static_cast<double>(index.size(0));
+    try {
+      loss_sum += train_step(train.inputs.index_select(0, index),
+                             train.targets.index_select(0, index)) *
+                  static_cast<double>(index.size(0));
+    } catch (const Error& error) {
+      throw Error(fmt::format("at step {} of the epoch: {}", step, error.what()));
+    }
   }
   return loss_sum / static_cast<double>(samples);
+}
+
+double Trainer::train_step(const torch::Tensor& inputs, const torch::Tensor& targets) {
+  model_.train();
+  const auto perturb = [this](const torch::Tensor& x) { return task_.perturb_embedding(x, true); };
+  optimizer_->zero_grad();
+  const torch::Tensor loss = torch::nll_loss(model_.forward(inputs, perturb), targets);
+  const double value = loss.item<double>();
+  PELAB_CHECK(std::isfinite(value),
+              "the training loss became {}; lower the learning rate or check the initialisation "
+              "scale",
+              value);
+  loss.backward();
+  optimizer_->step();
+  return value;
 }
 
 std::vector<MetricRow> Trainer::evaluate(std::int64_t epoch) {

@@ -50,6 +50,9 @@ class PELAB_API Trainer {
 
   /// One pass over the training split; returns the mean training loss.
   double train_epoch();
+  /// One optimizer step on a batch (inputs [batch, tokens, input_size], int64 targets [batch]);
+  /// returns the batch's mean loss. Throws pelab::Error when the loss is not finite.
+  double train_step(const torch::Tensor& inputs, const torch::Tensor& targets);
   /// Loss and accuracy on every split, overall and per group.
   std::vector<MetricRow> evaluate(std::int64_t epoch);
 
