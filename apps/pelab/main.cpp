@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "bench_command.h"
 #include "commands.h"
 #include "pelab/error.h"
 #include "probe_command.h"
@@ -56,6 +57,37 @@ int main(int argc, char** argv) {
       ->group("");  // internal: how --jobs starts its workers
   pelab::cli::ProbeCommand probe(app, options);
   pelab::cli::ReportCommand report(app, options);
+  pelab::cli::BenchOptions bench_options;
+  auto* bench = app.add_subcommand(
+      "bench",
+      "Time plugins through their interface with Google Benchmark: a PE's forward + backward, an "
+      "initializer's fill, a task's loading, a probe's run");
+  bench->add_option("plugins", bench_options.plugins,
+                    "Plugin names or inline tables ('{ plugin = \"learned\", init = \"zeros\" "
+                    "}'); none: every plugin on the path");
+  bench->add_option("--kind", bench_options.kind,
+                    "Only plugins of this kind: pe, init, task, probe");
+  bench->add_option("--set", bench_options.overrides, "Set a parameter: --set init.std=0.5")
+      ->allow_extra_args(false);
+  bench->add_option("--tokens", bench_options.tokens, "Token counts (PEs, initializers)")
+      ->delimiter(',')
+      ->capture_default_str();
+  bench->add_option("--probe-tokens", bench_options.probe_tokens, "Token counts (probes)")
+      ->delimiter(',')
+      ->capture_default_str();
+  bench->add_option("--d-model", bench_options.d_model, "Model widths")
+      ->delimiter(',')
+      ->capture_default_str();
+  bench->add_option("--batch", bench_options.batch, "Sequences per batch (PEs)")
+      ->capture_default_str();
+  bench->add_option("--heads", bench_options.heads, "Attention heads (PEs)")->capture_default_str();
+  bench->add_option("--layout", bench_options.layout, "Token layout: sequence, grid2d or grid3d")
+      ->capture_default_str();
+  bench->add_option("--threads", bench_options.threads, "LibTorch intra-op threads")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
+  bench->allow_extras();  // --benchmark_* flags go to Google Benchmark
+
   options.arguments.assign(argv, argv + argc);
 
   try {
@@ -71,6 +103,10 @@ int main(int argc, char** argv) {
     if (*run) return pelab::cli::run(options);
     if (probe.parsed()) return probe.execute();
     if (report.parsed()) return report.execute();
+    if (*bench) {
+      bench_options.benchmark_flags = bench->remaining();
+      return pelab::cli::bench(bench_options, options.plugin_folders);
+    }
   } catch (const pelab::Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

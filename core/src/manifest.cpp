@@ -64,6 +64,12 @@ const ParamSchema& train_schema() {
         .at_least(0);
     s.boolean("shuffle", true, "Shuffle the training split every epoch (from the run's seed).");
     s.integer("eval_batch_size", 1024, "Batch size for evaluation.").at_least(1);
+    s.choice("lr_schedule", "constant", {"constant", "cosine", "linear"},
+             "Learning rate over the run: constant, or a cosine or linear decay to min_lr.");
+    s.real("warmup_epochs", 0.0, "Linear warm-up of the learning rate from 0, in epochs.")
+        .at_least(0.0);
+    s.real("min_lr", 0.0, "The learning rate at the end of a cosine or linear decay.")
+        .at_least(0.0);
     s.integer("threads", 0, "Intra-op threads; 0 = all cores.").at_least(0);
     s.choice("device", "cpu", {"cpu", "cuda"}, "Where to train.");
     return s;
@@ -155,6 +161,11 @@ class Resolver {
     resolve_probes(config);
     check_model(config);
     return config;
+  }
+
+  /// The plugin table at `path` of the document, on its own (no other section needed).
+  PluginSpec resolve_plugin_at(const std::string& path, PluginKind kind) const {
+    return resolve_plugin(node_at(path), path, kind, "");
   }
 
   SourceLocation location_of(const toml::node& node, const std::string& path) const {
@@ -485,7 +496,51 @@ std::pair<std::string, std::string> split_override(const std::string& text) {
   return {trim(text.substr(0, equals)), trim(text.substr(equals + 1))};
 }
 
+// `--set key=value` strings as an overlay, each key below `prefix`. Values are parsed as TOML; what
+// does not parse is taken as a bare string. The nodes live in `documents`.
+Overlay overlay_of(const std::vector<std::string>& overrides, const std::string& prefix,
+                   std::vector<toml::table>& documents) {
+  documents.reserve(overrides.size());
+  Overlay overlay;
+  for (const auto& text_override : overrides) {
+    auto [key, value] = split_override(text_override);
+    const std::string origin = "--set " + text_override;
+    try {
+      documents.push_back(toml::parse("value = " + value, origin));
+    } catch (const toml::parse_error&) {
+      toml::table table;
+      table.insert("value", value);
+      documents.push_back(std::move(table));
+    }
+    overlay.entries[prefix + key] = {documents.back().get("value"), SourceLocation{origin, 0, 0}};
+  }
+  return overlay;
+}
+
 }  // namespace
+
+PluginSpec parse_plugin_spec(const std::string& text, PluginKind kind, Registry& registry,
+                             const std::vector<std::string>& overrides,
+                             const std::string& source_name) {
+  // A bare name is the plugin with its defaults, as `init = "zeros"` is in a manifest.
+  const bool table = text.find('{') != std::string::npos;
+  const bool quoted = !text.empty() && text.front() == '"';
+  const std::string key = to_string(kind);
+  const std::string document =
+      fmt::format("{} = {}", key, table || quoted ? text : "\"" + text + "\"");
+  toml::table root;
+  try {
+    root = toml::parse(document, source_name);
+  } catch (const toml::parse_error& e) {
+    throw Error(
+        fmt::format("{}: '{}' is not a plugin name or a TOML inline table such as "
+                    "'{{ plugin = \"learned\", init = {{ plugin = \"zeros\" }} }}': {}",
+                    source_name, text, e.description()));
+  }
+  std::vector<toml::table> override_documents;
+  const Overlay overlay = overlay_of(overrides, key + ".", override_documents);
+  return Resolver(source_name, root, registry, overlay).resolve_plugin_at(key, kind);
+}
 
 std::string RunConfig::relative_dir() const {
   return fmt::format("{}/{}/seed-{}", experiment, point.empty() ? "default" : sanitize(point),
@@ -545,22 +600,8 @@ Manifest Manifest::from_string(const std::string& text, const std::string& sourc
                             e.description()));
   }
 
-  // --set values are parsed as TOML; what does not parse is taken as a bare string.
   std::vector<toml::table> override_documents;
-  override_documents.reserve(overrides.size());
-  Overlay base;
-  for (const auto& text_override : overrides) {
-    auto [key, value] = split_override(text_override);
-    const std::string origin = "--set " + text_override;
-    try {
-      override_documents.push_back(toml::parse("value = " + value, origin));
-    } catch (const toml::parse_error&) {
-      toml::table table;
-      table.insert("value", value);
-      override_documents.push_back(std::move(table));
-    }
-    base.entries[key] = {override_documents.back().get("value"), SourceLocation{origin, 0, 0}};
-  }
+  const Overlay base = overlay_of(overrides, "", override_documents);
 
   Manifest manifest;
   manifest.source_ = source_name;

@@ -266,6 +266,7 @@ RunOutcome execute_run(const RunConfig& config, Registry& registry, const std::s
       snapshots.push_back(snapshot);
     }
     first_epoch = epoch + 1;
+    trainer.resume_after_epoch(epoch);
     write_file_atomically(dir + "/config.toml", resolved);  // may extend the epochs
     logger->info("resumed from the checkpoint of epoch {}", epoch);
   } else {
@@ -296,6 +297,7 @@ RunOutcome execute_run(const RunConfig& config, Registry& registry, const std::s
       training_seconds += std::chrono::duration<double>(Clock::now() - epoch_started).count();
       trained_steps += steps_per_epoch;
       rows.push_back({epoch, "train_epoch", "all", "loss", loss});
+      rows.push_back({epoch, "train_epoch", "all", "lr", trainer.current_learning_rate()});
 
       const bool evaluate = epoch % train_config.eval_every == 0 || epoch == epochs;
       if (evaluate) {

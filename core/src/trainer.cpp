@@ -20,6 +20,9 @@ TrainConfig TrainConfig::from_params(const Params& params) {
   config.checkpoint_every = params.integer("checkpoint_every");
   config.shuffle = params.boolean("shuffle");
   config.eval_batch_size = params.integer("eval_batch_size");
+  config.lr_schedule = params.string("lr_schedule");
+  config.warmup_epochs = params.real("warmup_epochs");
+  config.min_lr = params.real("min_lr");
   return config;
 }
 
@@ -63,32 +66,62 @@ std::int64_t Trainer::steps_per_epoch() const {
   return (samples + config_.batch_size - 1) / config_.batch_size;
 }
 
+double Trainer::learning_rate(std::int64_t step) const {
+  const auto per_epoch = static_cast<double>(steps_per_epoch());
+  const double warmup = config_.warmup_epochs * per_epoch;
+  const double at = static_cast<double>(step);
+  if (at < warmup) return config_.lr * (at + 1.0) / warmup;
+  const double decay_steps = static_cast<double>(config_.epochs) * per_epoch - warmup;
+  if (config_.lr_schedule == "constant" || decay_steps <= 0.0) return config_.lr;
+  const double progress = std::clamp((at - warmup) / decay_steps, 0.0, 1.0);
+  if (config_.lr_schedule == "cosine") {
+    return config_.min_lr + (config_.lr - config_.min_lr) * 0.5 * (1.0 + std::cos(M_PI * progress));
+  }
+  PELAB_INTERNAL_ASSERT(config_.lr_schedule == "linear", "unknown lr_schedule '{}'",
+                        config_.lr_schedule);
+  return config_.lr + (config_.min_lr - config_.lr) * progress;
+}
+
 double Trainer::train_epoch() {
   model_.train();
   const Dataset& train = datasets_.at(split_names_.front());
   const std::int64_t samples = train.size();
   const torch::Tensor order =
       config_.shuffle ? torch::randperm(samples, torch::kInt64) : torch::arange(samples);
-  const auto perturb = [this](const torch::Tensor& x) { return task_.perturb_embedding(x, true); };
-
   double loss_sum = 0.0;
   for (std::int64_t start = 0, step = 0; start < samples; start += config_.batch_size, ++step) {
     const torch::Tensor index =
         order.slice(0, start, std::min(start + config_.batch_size, samples));
-    const torch::Tensor inputs = train.inputs.index_select(0, index);
-    const torch::Tensor targets = train.targets.index_select(0, index);
-    optimizer_->zero_grad();
-    const torch::Tensor loss = torch::nll_loss(model_.forward(inputs, perturb), targets);
-    const double value = loss.item<double>();
-    PELAB_CHECK(std::isfinite(value),
-                "the training loss became {} at step {} of the epoch; lower the learning rate or "
-                "check the initialisation scale",
-                value, step);
-    loss.backward();
-    optimizer_->step();
-    loss_sum += value * static_cast<double>(index.size(0));
+    try {
+      loss_sum +=
+          train_step(train.inputs.index_select(0, index), train.targets.index_select(0, index)) *
+          static_cast<double>(index.size(0));
+    } catch (const Error& error) {
+      throw Error(fmt::format("at step {} of the epoch: {}", step, error.what()));
+    }
   }
   return loss_sum / static_cast<double>(samples);
+}
+
+double Trainer::train_step(const torch::Tensor& inputs, const torch::Tensor& targets) {
+  model_.train();
+  const auto perturb = [this](const torch::Tensor& x) { return task_.perturb_embedding(x, true); };
+  // Dropping the gradients (rather than zeroing them) lets backward hand its freshly computed
+  // gradients to the parameters without a fill and an add per parameter.
+  for (auto& parameter : model_.parameters())
+    parameter.mutable_grad().reset();
+  const torch::Tensor loss = torch::nll_loss(model_.forward(inputs, perturb), targets);
+  const double value = loss.item<double>();
+  PELAB_CHECK(std::isfinite(value),
+              "the training loss became {}; lower the learning rate or check the initialisation "
+              "scale",
+              value);
+  loss.backward();
+  const double lr = learning_rate(step_++);
+  for (auto& group : optimizer_->param_groups())
+    group.options().set_lr(lr);
+  optimizer_->step();
+  return value;
 }
 
 std::vector<MetricRow> Trainer::evaluate(std::int64_t epoch) {

@@ -200,5 +200,40 @@ TEST(PelabCli, RunWritesTheExperimentAndSkipsFinishedRuns) {
   EXPECT_THAT(second.out, HasSubstr("already finished"));
 }
 
+TEST(PelabCli, BenchRunsAPluginsBenchmark) {
+  const Result result =
+      pelab("bench none --tokens 16 --d-model 16 --benchmark_min_time=0", "2>/dev/null");
+  ASSERT_EQ(result.exit_code, 0) << result.out;
+  EXPECT_THAT(result.out, HasSubstr("pe/none/forward_backward/tokens:16/d_model:16"));
+}
+
+TEST(PelabCli, BenchTakesAnInlineTableAndOverrides) {
+  const Result result = pelab(
+      "bench '{ plugin = \"learned\", init = \"normal\" }' --set init.std=0.5 --tokens 16 "
+      "--d-model 16 --benchmark_min_time=0",
+      "2>/dev/null");
+  ASSERT_EQ(result.exit_code, 0) << result.out;
+  EXPECT_THAT(result.out, HasSubstr("pe/learned/forward_backward/tokens:16/d_model:16"));
+}
+
+TEST(PelabCli, BenchRefusesBadInput) {
+  const Result misspelt = pelab("bench lerned");
+  EXPECT_EQ(misspelt.exit_code, 1);
+  EXPECT_THAT(misspelt.out, HasSubstr("no plugin named 'lerned'"));
+  EXPECT_THAT(misspelt.out, HasSubstr("did you mean learned?"));
+
+  const Result bad_value = pelab("bench learned --set init.std=-1");
+  EXPECT_EQ(bad_value.exit_code, 1);
+  EXPECT_THAT(bad_value.out, HasSubstr("std"));
+
+  const Result bad_flag = pelab("bench none --benchmark_bogus=1");
+  EXPECT_EQ(bad_flag.exit_code, 1);
+  EXPECT_THAT(bad_flag.out, HasSubstr("unknown option '--benchmark_bogus=1'"));
+
+  const Result no_grid = pelab("bench none --layout grid3d --tokens 16");
+  EXPECT_EQ(no_grid.exit_code, 1);
+  EXPECT_THAT(no_grid.out, HasSubstr("no benchmark matched"));
+}
+
 }  // namespace
 }  // namespace pelab

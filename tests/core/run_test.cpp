@@ -105,8 +105,9 @@ TEST_F(RunTest, WritesEveryFile) {
   EXPECT_THAT(metrics, HasSubstr("\n0,test,all,accuracy,"));
   EXPECT_THAT(metrics, HasSubstr("\n1,train_epoch,all,loss,"));
   EXPECT_THAT(metrics, HasSubstr("\n2,test,second_half,loss,"));
-  // 3 evaluations x 2 splits x 3 groups x 2 metrics, 2 training losses, the header.
-  EXPECT_EQ(std::count(metrics.begin(), metrics.end(), '\n'), 3 * 2 * 3 * 2 + 2 + 1);
+  EXPECT_THAT(metrics, HasSubstr("\n2,train_epoch,all,lr,0.01\n"));
+  // 3 evaluations x 2 splits x 3 groups x 2 metrics, 2 x (training loss, lr), the header.
+  EXPECT_EQ(std::count(metrics.begin(), metrics.end(), '\n'), 3 * 2 * 3 * 2 + 2 * 2 + 1);
 
   const json summary = json::parse(read_file(dir + "/summary.json"));
   EXPECT_EQ(summary["status"], "finished");

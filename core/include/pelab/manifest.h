@@ -7,6 +7,7 @@
 
 #include "pelab/export.h"
 #include "pelab/params.h"
+#include "pelab/plugin_kind.h"
 
 namespace pelab {
 
@@ -58,6 +59,14 @@ class PELAB_API Manifest {
   std::vector<std::string> sweep_keys_;
   std::vector<RunConfig> runs_;
 };
+
+/// A plugin written as a manifest writes it: a bare name ("rotary_nd") or a TOML inline table
+/// ("{ plugin = \"learned\", init = { plugin = \"orthogonal\" } }"), validated against the
+/// plugin's schema with every default filled in. `overrides` are `--set key=value` strings whose
+/// keys are relative to the plugin's table ("init.std=0.5"). For tools such as `pelab bench`.
+PELAB_API PluginSpec parse_plugin_spec(const std::string& text, PluginKind kind, Registry& registry,
+                                       const std::vector<std::string>& overrides = {},
+                                       const std::string& source_name = "command line");
 
 /// The schemas of the core sections, shown by `pelab describe model|train|experiment`.
 PELAB_API const ParamSchema& experiment_schema();

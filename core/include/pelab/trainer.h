@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -27,6 +28,11 @@ struct PELAB_API TrainConfig {
   std::int64_t checkpoint_every = 0;  // 0: at every evaluation
   bool shuffle = true;
   std::int64_t eval_batch_size = 1024;
+  /// The learning rate over training: constant, or a cosine or linear decay from lr to min_lr
+  /// over the run's steps, after `warmup_epochs` of linear warm-up from 0 (fractions allowed).
+  std::string lr_schedule = "constant";  // constant | cosine | linear
+  double warmup_epochs = 0.0;
+  double min_lr = 0.0;
 
   static TrainConfig from_params(const Params& params);
 };
@@ -50,6 +56,9 @@ class PELAB_API Trainer {
 
   /// One pass over the training split; returns the mean training loss.
   double train_epoch();
+  /// One optimizer step on a batch (inputs [batch, tokens, input_size], int64 targets [batch]);
+  /// returns the batch's mean loss. Throws pelab::Error when the loss is not finite.
+  double train_step(const torch::Tensor& inputs, const torch::Tensor& targets);
   /// Loss and accuracy on every split, overall and per group.
   std::vector<MetricRow> evaluate(std::int64_t epoch);
 
@@ -57,6 +66,16 @@ class PELAB_API Trainer {
   const Dataset& dataset(const std::string& split) const { return datasets_.at(split); }
   torch::optim::Optimizer& optimizer() { return *optimizer_; }
   std::int64_t steps_per_epoch() const;
+  /// The learning rate of optimizer step `step` (0-based over the whole run) under the schedule.
+  double learning_rate(std::int64_t step) const;
+  /// The learning rate of the last step taken (lr before the first).
+  double current_learning_rate() const {
+    return learning_rate(std::max<std::int64_t>(0, step_ - 1));
+  }
+  /// After loading a checkpoint: the schedule continues from the end of that epoch.
+  void resume_after_epoch(std::int64_t completed_epochs) {
+    step_ = completed_epochs * steps_per_epoch();
+  }
 
  private:
   TransformerEncoder& model_;
@@ -65,6 +84,7 @@ class PELAB_API Trainer {
   std::vector<std::string> split_names_;
   std::map<std::string, Dataset> datasets_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  std::int64_t step_ = 0;  // optimizer steps taken over the run
 };
 
 }  // namespace pelab

@@ -1,0 +1,299 @@
+#include "bench_command.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <regex>
+
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+#include <torch/torch.h>
+
+#include "pelab/error.h"
+#include "pelab/manifest.h"
+#include "pelab/plugin.h"
+#include "pelab/registry.h"
+
+namespace pelab::cli {
+namespace {
+
+// Attention-side tensors of [batch, heads, tokens, tokens] floats above this are skipped, with a
+// message, rather than exhausting memory at 4096 tokens.
+constexpr double kMaxAttentionBytes = 1024.0 * 1024.0 * 1024.0;
+
+/// A benchmark target: one plugin with its parameters.
+struct Target {
+  PluginKind kind;
+  PluginSpec spec;
+  std::string label;  // the plugin's name as benchmark names show it
+};
+
+/// The layout of `tokens` tokens of the requested shape; nullopt when the count does not make that
+/// shape (e.g. 1024 tokens are no cube).
+std::optional<Layout> make_layout(const std::string& shape, std::int64_t tokens) {
+  if (shape == "sequence") return Layout::sequence(tokens, /*coordinates_visible=*/true);
+  const int dims = shape == "grid2d" ? 2 : 3;
+  const auto side = static_cast<std::int64_t>(std::llround(std::pow(tokens, 1.0 / dims)));
+  if (static_cast<std::int64_t>(std::pow(side, dims)) != tokens) return std::nullopt;
+  std::vector<std::int64_t> extent(dims, side);
+  std::vector<std::string> names = dims == 2 ? std::vector<std::string>{"row", "column"}
+                                             : std::vector<std::string>{"x", "y", "z"};
+  return Layout::grid(extent, names, /*coordinates_visible=*/true);
+}
+
+// The outer `plugin = "..."` of an inline table, nested tables removed first.
+std::string name_in_table(const std::string& text) {
+  std::string outer;
+  int depth = 0;
+  for (char c : text) {
+    if (c == '{') ++depth;
+    if (depth <= 1 && c != '{' && c != '}') outer += c;
+    if (c == '}') --depth;
+  }
+  std::smatch match;
+  static const std::regex plugin_key(R"(plugin\s*=\s*"([^"]+)\")");
+  PELAB_CHECK(std::regex_search(outer, match, plugin_key),
+              "'{}' names no plugin: write {{ plugin = \"name\", ... }}", text);
+  return match[1];
+}
+
+std::vector<Target> resolve_targets(const BenchOptions& options, Registry& registry) {
+  std::vector<Target> targets;
+  std::optional<PluginKind> only;
+  if (!options.kind.empty()) {
+    only = parse_plugin_kind(options.kind);
+    PELAB_CHECK(only.has_value(), "--kind '{}' is not a plugin kind: use pe, init, task or probe",
+                options.kind);
+  }
+  if (options.plugins.empty()) {  // every plugin on the path
+    for (PluginKind kind : kAllPluginKinds) {
+      if (only && kind != *only) continue;
+      for (const auto& name : registry.available(kind))
+        targets.push_back({kind, parse_plugin_spec(name, kind, registry, options.overrides), name});
+    }
+    return targets;
+  }
+  for (const auto& text : options.plugins) {
+    const bool table = text.find('{') != std::string::npos;
+    const std::string name = table ? name_in_table(text) : text;
+    std::vector<PluginKind> kinds;
+    std::vector<std::string> everything;
+    for (PluginKind kind : kAllPluginKinds) {
+      const auto names = registry.available(kind);
+      everything.insert(everything.end(), names.begin(), names.end());
+      if ((!only || kind == *only) && std::find(names.begin(), names.end(), name) != names.end())
+        kinds.push_back(kind);
+    }
+    if (kinds.empty()) {
+      const auto close = closest_names(name, everything);
+      throw Error(
+          fmt::format("no plugin named '{}' on the plugin path{}; `pelab plugins` lists them", name,
+                      close.empty() ? "" : ": did you mean " + close.front() + "?"));
+    }
+    PELAB_CHECK(kinds.size() == 1, "'{}' is the name of several kinds of plugin: add --kind", name);
+    targets.push_back(
+        {kinds.front(), parse_plugin_spec(text, kinds.front(), registry, options.overrides), name});
+  }
+  return targets;
+}
+
+void register_pe(const Target& target, const BenchOptions& options, Registry& registry) {
+  for (std::int64_t tokens : options.tokens) {
+    const std::optional<Layout> layout = make_layout(options.layout, tokens);
+    if (!layout) continue;
+    for (std::int64_t d_model : options.d_model) {
+      const std::string name =
+          fmt::format("pe/{}/forward_backward/tokens:{}/d_model:{}", target.label, tokens, d_model);
+      auto run = [=, &registry](benchmark::State& state) {
+        std::shared_ptr<PositionalEncoding> pe;
+        try {
+          pe = registry.create_positional_encoding(target.spec, *layout,
+                                                   ModelShape{d_model, options.heads, 1, 0});
+        } catch (const Error& error) {
+          state.SkipWithError(error.what());
+          return;
+        }
+        const bool attention_sized = pe->has_hook(PositionalEncoding::kRelativeKeys) ||
+                                     pe->has_hook(PositionalEncoding::kRelativeValues);
+        const double attention_bytes =
+            4.0 * static_cast<double>(options.batch * options.heads * tokens * tokens);
+        if (attention_sized && attention_bytes > kMaxAttentionBytes) {
+          state.SkipWithError(fmt::format("needs {:.1f} GiB of [batch, heads, tokens, tokens] "
+                                          "tensors; lower --batch or --tokens",
+                                          attention_bytes / kMaxAttentionBytes)
+                                  .c_str());
+          return;
+        }
+        const std::int64_t head_dim = d_model / options.heads;
+        const auto grad = torch::TensorOptions().requires_grad(true);
+        const torch::Tensor x = torch::randn({options.batch, tokens, d_model}, grad);
+        const torch::Tensor q =
+            torch::randn({options.batch, options.heads, tokens, head_dim}, grad);
+        const torch::Tensor k =
+            torch::randn({options.batch, options.heads, tokens, head_dim}, grad);
+        torch::Tensor probabilities;
+        if (pe->has_hook(PositionalEncoding::kRelativeValues)) {
+          probabilities =
+              torch::softmax(torch::randn({options.batch, options.heads, tokens, tokens}), -1);
+        }
+        std::vector<torch::Tensor> leaves = pe->parameters();
+        leaves.insert(leaves.end(), {x, q, k});
+        for (auto _ : state) {
+          // Every hook the PE declares, as the model calls them, then one backward pass.
+          std::vector<torch::Tensor> outputs;
+          if (pe->has_hook(PositionalEncoding::kAdditive)) outputs.push_back(pe->embed(x).sum());
+          if (pe->has_hook(PositionalEncoding::kRotary)) {
+            auto [rotated_q, rotated_k] = pe->rotate(q, k);
+            outputs.push_back(rotated_q.sum() + rotated_k.sum());
+          }
+          if (pe->has_hook(PositionalEncoding::kAttentionBias))
+            outputs.push_back(pe->attention_bias().sum());
+          if (pe->has_hook(PositionalEncoding::kRelativeKeys))
+            outputs.push_back(pe->relative_logits(q).sum());
+          if (pe->has_hook(PositionalEncoding::kRelativeValues))
+            outputs.push_back(pe->relative_values(probabilities).sum());
+          const torch::Tensor total =
+              outputs.empty() ? torch::zeros({}) : torch::stack(outputs).sum();
+          if (total.requires_grad()) total.backward();
+          for (auto& leaf : leaves)
+            leaf.mutable_grad().reset();
+        }
+        state.counters["tokens_per_s"] =
+            benchmark::Counter(static_cast<double>(state.iterations() * options.batch * tokens),
+                               benchmark::Counter::kIsRate);
+      };
+      benchmark::RegisterBenchmark(name.c_str(), run)->Unit(benchmark::kMicrosecond)->UseRealTime();
+    }
+  }
+}
+
+void register_initializer(const Target& target, const BenchOptions& options, Registry& registry) {
+  for (std::int64_t tokens : options.tokens) {
+    const std::optional<Layout> layout = make_layout(options.layout, tokens);
+    if (!layout) continue;
+    for (std::int64_t d_model : options.d_model) {
+      const std::string name =
+          fmt::format("init/{}/fill/tokens:{}/d_model:{}", target.label, tokens, d_model);
+      auto run = [=, &registry](benchmark::State& state) {
+        torch::Tensor table = torch::empty({tokens, d_model});
+        const InitContext context = InitContext::for_tensor(table, "benchmark table", &*layout);
+        try {
+          const auto initializer = registry.create_initializer(target.spec);
+          for (auto _ : state)
+            initializer->fill(table, context);
+        } catch (const Error& error) {
+          state.SkipWithError(error.what());
+          return;
+        }
+        state.counters["elements_per_s"] =
+            benchmark::Counter(static_cast<double>(state.iterations() * tokens * d_model),
+                               benchmark::Counter::kIsRate);
+      };
+      benchmark::RegisterBenchmark(name.c_str(), run)->Unit(benchmark::kMicrosecond)->UseRealTime();
+    }
+  }
+}
+
+void register_task(const Target& target, Registry& registry) {
+  const std::string name = fmt::format("task/{}/create_and_load", target.label);
+  auto run = [=, &registry](benchmark::State& state) {
+    std::int64_t samples = 0;
+    try {
+      for (auto _ : state) {
+        const auto task = registry.create_task(target.spec);
+        for (const auto& split : task->splits())
+          samples += task->load(split).size();
+      }
+    } catch (const Error& error) {
+      state.SkipWithError(error.what());
+      return;
+    }
+    state.counters["samples_per_s"] =
+        benchmark::Counter(static_cast<double>(samples), benchmark::Counter::kIsRate);
+  };
+  benchmark::RegisterBenchmark(name.c_str(), run)->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+
+void register_probe(const Target& target, const BenchOptions& options, Registry& registry) {
+  for (std::int64_t tokens : options.probe_tokens) {
+    const std::optional<Layout> layout = make_layout(options.layout, tokens);
+    if (!layout) continue;
+    for (std::int64_t d_model : options.d_model) {
+      const std::string name = fmt::format("probe/{}/run/tokens:{}/d_model:{}/snapshots:2",
+                                           target.label, tokens, d_model);
+      auto run = [=, &registry](benchmark::State& state) {
+        // Two snapshots (init and trained) of a two-block model's PE tables; no model, no task:
+        // a probe that needs them reports so and is skipped.
+        torch::manual_seed(0);
+        std::vector<PESnapshot> snapshots(2);
+        for (std::size_t i = 0; i < snapshots.size(); ++i) {
+          snapshots[i].epoch = static_cast<std::int64_t>(i);
+          snapshots[i].tables = torch::randn({2, tokens, d_model});
+        }
+        const ProbeContext context{*layout, snapshots, nullptr, nullptr, &registry};
+        try {
+          const auto probe = registry.create_probe(target.spec);
+          for (auto _ : state)
+            benchmark::DoNotOptimize(probe->run(context));
+        } catch (const Error& error) {
+          state.SkipWithError(error.what());
+        }
+      };
+      benchmark::RegisterBenchmark(name.c_str(), run)->Unit(benchmark::kMillisecond)->UseRealTime();
+    }
+  }
+}
+
+}  // namespace
+
+int bench(const BenchOptions& options, const std::vector<std::string>& plugin_folders) {
+  PELAB_CHECK(
+      options.layout == "sequence" || options.layout == "grid2d" || options.layout == "grid3d",
+      "--layout '{}': use sequence, grid2d or grid3d", options.layout);
+  for (std::int64_t d_model : options.d_model) {
+    PELAB_CHECK(d_model % options.heads == 0, "--d-model {} is not a multiple of --heads {}",
+                d_model, options.heads);
+  }
+  torch::set_num_threads(options.threads);
+  Registry registry(Registry::default_search_path(plugin_folders));
+  const std::vector<Target> targets = resolve_targets(options, registry);
+
+  std::vector<std::string> arguments{"pelab bench"};
+  arguments.insert(arguments.end(), options.benchmark_flags.begin(), options.benchmark_flags.end());
+  std::vector<char*> argv;
+  for (auto& argument : arguments)
+    argv.push_back(argument.data());
+  int argc = static_cast<int>(argv.size());
+  benchmark::Initialize(&argc, argv.data());
+  if (argc > 1) {
+    throw Error(
+        fmt::format("unknown option '{}': pelab bench passes only --benchmark_* options "
+                    "to Google Benchmark (see `pelab bench --help`)",
+                    argv[1]));
+  }
+
+  for (const auto& target : targets) {
+    switch (target.kind) {
+      case PluginKind::kPositionalEncoding:
+        register_pe(target, options, registry);
+        break;
+      case PluginKind::kInitializer:
+        register_initializer(target, options, registry);
+        break;
+      case PluginKind::kTask:
+        register_task(target, registry);
+        break;
+      case PluginKind::kProbe:
+        register_probe(target, options, registry);
+        break;
+    }
+  }
+  const std::size_t ran = benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  PELAB_CHECK(ran > 0,
+              "no benchmark matched: check the plugin names, --tokens (a grid layout needs "
+              "square or cube counts) and --benchmark_filter");
+  return 0;
+}
+
+}  // namespace pelab::cli

@@ -1,0 +1,152 @@
+// One training step (forward, backward, AdamW) and one evaluation pass of pelab's encoder on the
+// workloads of benchmarks/workloads/: the paper's model on the Latin Square task, and a larger one.
+//
+//   pelab_training_benchmark [--threads=N] [--gemms=WORKLOAD] [Google Benchmark flags]
+//
+// --threads sets LibTorch's intra-op threads (default: OMP_NUM_THREADS, else all cores).
+// --gemms=paper prints the workload's GEMMs and FLOPs per step as JSON and exits (used by
+// speed_vs_pytorch.py to measure the machine's matrix throughput on the model's own shapes).
+// --profile=paper:FILE runs 5 steps under LibTorch's autograd profiler and writes a Chrome trace
+// (benchmarks/profile_summary.py prints the time per operator).
+
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <string>
+
+#include <benchmark/benchmark.h>
+#include <torch/csrc/autograd/profiler_legacy.h>
+#include <torch/torch.h>
+#include <nlohmann/json.hpp>
+
+#include "pelab/error.h"
+#include "pelab/registry.h"
+#include "training_workload.h"
+
+namespace pelab::bench {
+namespace {
+
+Registry& registry() {
+  static Registry instance(Registry::default_search_path());
+  return instance;
+}
+
+// Built once per workload: building the Latin Square task reads and encodes its CSVs.
+TrainingWorkload& workload(const std::string& name) {
+  static std::map<std::string, std::unique_ptr<TrainingWorkload>> cache;
+  auto& slot = cache[name];
+  if (!slot) slot = std::make_unique<TrainingWorkload>(workload_manifest(name), registry());
+  return *slot;
+}
+
+void BM_TrainStep(benchmark::State& state, const std::string& name) {
+  TrainingWorkload& w = workload(name);
+  const double flops = total_flops(w.gemms());
+  w.step();  // warm-up: the allocator's caches and the optimizer's state
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(w.step());
+  }
+  const auto steps = static_cast<double>(state.iterations());
+  state.counters["steps_per_s"] = benchmark::Counter(steps, benchmark::Counter::kIsRate);
+  state.counters["GFLOP_per_s"] =
+      benchmark::Counter(steps * flops / 1e9, benchmark::Counter::kIsRate);
+  state.counters["threads"] = torch::get_num_threads();
+}
+
+void BM_Evaluate(benchmark::State& state, const std::string& name) {
+  TrainingWorkload& w = workload(name);
+  for (auto _ : state) {
+    w.evaluate();
+  }
+  state.counters["samples_per_s"] =
+      benchmark::Counter(static_cast<double>(state.iterations() * w.evaluation_samples()),
+                         benchmark::Counter::kIsRate);
+}
+
+BENCHMARK_CAPTURE(BM_TrainStep, paper, std::string("paper"))
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_TrainStep, large, std::string("large"))
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MinTime(2.0);
+BENCHMARK_CAPTURE(BM_Evaluate, paper, std::string("paper"))
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+int print_gemms(const std::string& name) {
+  TrainingWorkload& w = workload(name);
+  nlohmann::json gemms = nlohmann::json::array();
+  for (const auto& gemm : w.gemms()) {
+    gemms.push_back({{"what", gemm.what},
+                     {"m", gemm.m},
+                     {"k", gemm.k},
+                     {"n", gemm.n},
+                     {"batch", gemm.batch},
+                     {"repeat", gemm.repeat}});
+  }
+  const ModelConfig model = ModelConfig::from_params(w.config().model);
+  std::cout << nlohmann::json{{"workload", name},
+                              {"layers", model.layers},
+                              {"d_model", model.d_model},
+                              {"heads", model.heads},
+                              {"batch", w.inputs().size(0)},
+                              {"tokens", w.inputs().size(1)},
+                              {"input_size", w.inputs().size(2)},
+                              {"num_classes", w.task().num_classes()},
+                              {"flops_per_step", total_flops(w.gemms())},
+                              {"gemms", gemms}}
+                   .dump(2)
+            << "\n";
+  return 0;
+}
+
+int profile(const std::string& spec) {
+  const auto colon = spec.find(':');
+  PELAB_CHECK(colon != std::string::npos, "--profile takes WORKLOAD:FILE, e.g. paper:trace.json");
+  TrainingWorkload& w = workload(spec.substr(0, colon));
+  w.step();
+  w.step();  // warm-up
+  {
+    torch::autograd::profiler::RecordProfile recording(spec.substr(colon + 1));
+    for (int step = 0; step < 5; ++step)
+      w.step();
+  }
+  std::cout << "wrote a trace of 5 steps to " << spec.substr(colon + 1) << "\n";
+  return 0;
+}
+
+}  // namespace
+}  // namespace pelab::bench
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  std::string gemms_of, profile_spec;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--threads=", 0) == 0) {
+      torch::set_num_threads(std::atoi(arg.c_str() + std::strlen("--threads=")));
+    } else if (arg.rfind("--profile=", 0) == 0) {
+      profile_spec = arg.substr(std::strlen("--profile="));
+    } else if (arg.rfind("--gemms=", 0) == 0) {
+      gemms_of = arg.substr(std::strlen("--gemms="));
+    } else {
+      std::cerr << "error: unknown argument '" << arg
+                << "'; use --threads=N, --gemms=WORKLOAD, --profile=WORKLOAD:FILE or Google "
+                   "Benchmark's flags\n";
+      return 2;
+    }
+  }
+  try {
+    if (!gemms_of.empty()) return pelab::bench::print_gemms(gemms_of);
+    if (!profile_spec.empty()) return pelab::bench::profile(profile_spec);
+    benchmark::RunSpecifiedBenchmarks();
+  } catch (const pelab::Error& error) {
+    std::cerr << "error: " << error.what() << "\n";
+    return 1;
+  }
+  benchmark::Shutdown();
+  return 0;
+}

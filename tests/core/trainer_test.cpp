@@ -1,0 +1,111 @@
+// The Trainer's learning-rate schedules and its steps, on a tiny marker_position model.
+
+#include "pelab/trainer.h"
+
+#include <cmath>
+#include <memory>
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "pelab/manifest.h"
+#include "pelab/registry.h"
+#include "test_support.h"
+
+namespace pelab {
+namespace {
+
+class TrainerTest : public ::testing::Test {
+ protected:
+  // 64 training samples in batches of 16: 4 steps an epoch.
+  std::unique_ptr<Trainer> make(const std::vector<std::string>& train_overrides) {
+    const std::string manifest = R"([experiment]
+name = "trainer"
+seeds = [1]
+[task]
+plugin = "marker_position"
+tokens = 6
+train_samples = 64
+test_samples = 16
+[model]
+layers = 1
+d_model = 8
+heads = 1
+[pe]
+plugin = "learned"
+[train]
+lr = 0.01
+batch_size = 16
+epochs = 10
+)";
+    std::vector<std::string> overrides;
+    for (const auto& text : train_overrides)
+      overrides.push_back("train." + text);
+    const RunConfig config =
+        Manifest::from_string(manifest, "trainer.toml", registry_, overrides).runs().front();
+    torch::manual_seed(1);
+    task_ = registry_.create_task(config.task);
+    const Layout layout = task_->layout();
+    model_ = std::make_shared<TransformerEncoder>(
+        ModelConfig::from_params(config.model), task_->input_size(), task_->num_classes(),
+        [&](const ModelShape& shape) {
+          return registry_.create_positional_encoding(config.pe, layout, shape);
+        });
+    return std::make_unique<Trainer>(*model_, *task_, TrainConfig::from_params(config.train));
+  }
+
+  Registry registry_ = test::builtin_registry();
+  std::shared_ptr<Task> task_;
+  std::shared_ptr<TransformerEncoder> model_;
+};
+
+TEST_F(TrainerTest, ConstantIsTheDefault) {
+  auto trainer = make({});
+  ASSERT_EQ(trainer->steps_per_epoch(), 4);
+  for (std::int64_t step : {0, 1, 20, 39})
+    EXPECT_DOUBLE_EQ(trainer->learning_rate(step), 0.01);
+}
+
+TEST_F(TrainerTest, CosineWithWarmup) {
+  // 10 epochs of 4 steps; 1 epoch (4 steps) of warm-up, then 36 steps of cosine to 0.001.
+  auto trainer = make({"lr_schedule=\"cosine\"", "warmup_epochs=1", "min_lr=0.001"});
+  EXPECT_DOUBLE_EQ(trainer->learning_rate(0), 0.0025);
+  EXPECT_DOUBLE_EQ(trainer->learning_rate(3), 0.01);
+  EXPECT_DOUBLE_EQ(trainer->learning_rate(4), 0.01);  // the decay starts at its top
+  EXPECT_NEAR(trainer->learning_rate(4 + 18), 0.001 + 0.009 * 0.5, 1e-12);  // half-way
+  EXPECT_NEAR(trainer->learning_rate(39), 0.001 + 0.009 * 0.5 * (1 + std::cos(M_PI * 35 / 36)),
+              1e-12);
+  EXPECT_DOUBLE_EQ(trainer->learning_rate(1000), 0.001);  // past the end: min_lr
+}
+
+TEST_F(TrainerTest, LinearDecay) {
+  auto trainer = make({"lr_schedule=\"linear\""});
+  EXPECT_DOUBLE_EQ(trainer->learning_rate(0), 0.01);
+  EXPECT_NEAR(trainer->learning_rate(20), 0.005, 1e-12);
+  EXPECT_NEAR(trainer->learning_rate(40), 0.0, 1e-12);
+}
+
+TEST_F(TrainerTest, StepsApplyTheScheduleToTheOptimizer) {
+  auto trainer = make({"lr_schedule=\"linear\""});
+  trainer->train_epoch();
+  EXPECT_DOUBLE_EQ(trainer->current_learning_rate(), trainer->learning_rate(3));
+  EXPECT_DOUBLE_EQ(trainer->optimizer().param_groups().front().options().get_lr(),
+                   trainer->learning_rate(3));
+  trainer->resume_after_epoch(5);
+  EXPECT_DOUBLE_EQ(trainer->current_learning_rate(), trainer->learning_rate(19));
+}
+
+TEST_F(TrainerTest, ANonFiniteLossIsAnErrorNamingTheStep) {
+  auto trainer = make({"lr=1e30"});
+  try {
+    for (int epoch = 0; epoch < 5; ++epoch)
+      trainer->train_epoch();
+    FAIL() << "expected the loss to blow up at lr 1e30";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("at step"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("lower the learning rate"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace pelab
