@@ -84,17 +84,48 @@ bool any_scale(const Experiment& experiment) {
   return false;
 }
 
-// x-axis set-up for the scaled points: log scale when the scales are positive and span a factor
-// of 5 or more.
-std::string scale_axis(const Experiment& experiment) {
-  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+// The range of the scales, and whether to draw them on a log axis: when they are positive and
+// span a factor of 5 or more.
+struct ScaleRange {
+  double lo = std::numeric_limits<double>::infinity();
+  double hi = -std::numeric_limits<double>::infinity();
+  bool log() const { return lo > 0 && hi / lo >= 5; }
+  // Shifts line `i` of `lines` sideways a little, so that error bars at one scale do not overlap.
+  double jitter(double x, std::size_t i, std::size_t lines) const {
+    const double offset = 0.025 * (static_cast<double>(i) - (static_cast<double>(lines) - 1) / 2);
+    if (log()) return x * std::exp(offset * std::log(hi / lo) / 2);
+    return x + offset * (hi > lo ? hi - lo : 1.0);
+  }
+};
+
+ScaleRange scale_range(const Experiment& experiment) {
+  ScaleRange range;
   for (const auto& point : experiment.points) {
     if (!point.init_scale) continue;
-    lo = std::min(lo, *point.init_scale);
-    hi = std::max(hi, *point.init_scale);
+    range.lo = std::min(range.lo, *point.init_scale);
+    range.hi = std::max(range.hi, *point.init_scale);
   }
+  return range;
+}
+
+// The x axis for the scaled points (see ScaleRange).
+std::string scale_axis(const Experiment& experiment) {
+  const ScaleRange range = scale_range(experiment);
+  const double lo = range.lo, hi = range.hi;
   std::string out = fmt::format("set xlabel {}\n", quote(scale_axis_label(experiment)));
-  if (lo > 0 && hi / lo >= 5) {
+  std::set<double> scales;
+  for (const auto& point : experiment.points) {
+    if (point.init_scale) scales.insert(*point.init_scale);
+  }
+  if (scales.size() <= 12) {  // a tic at every scale of the sweep
+    std::vector<std::string> tics;
+    for (double scale : scales)
+      tics.push_back(num(scale));
+    out += fmt::format("set xtics ({})\n", fmt::join(tics, ", "));
+  } else {
+    out += "set xtics autofreq\n";
+  }
+  if (range.log()) {
     return out + fmt::format("set logscale x\nset xrange [{}:{}]\n", num(lo / 1.6), num(hi * 1.6));
   }
   const double pad = hi > lo ? 0.1 * (hi - lo) : std::max(0.1, 0.1 * std::abs(lo));
@@ -117,6 +148,9 @@ void scale_panel(Script& script, const Experiment& experiment, const std::vector
       if (point.init_scale && std::find(series.begin(), series.end(), point.series) == series.end())
         series.push_back(point.series);
     }
+    const ScaleRange range = scale_range(experiment);
+    const std::size_t count = series.size() * lines.size();
+    std::size_t index = 0;
     for (const auto& name : series) {
       for (const auto& line : lines) {
         std::string rows;
@@ -124,9 +158,10 @@ void scale_panel(Script& script, const Experiment& experiment, const std::vector
           if (!point.init_scale || point.series != name) continue;
           auto it = point.stats.find(line.key);
           if (it == point.stats.end() || it->second.n == 0) continue;
-          rows += fmt::format("{} {} {}\n", num(*point.init_scale), num(factor * it->second.mean),
-                              num(factor * it->second.sem));
+          rows += fmt::format("{} {} {}\n", num(range.jitter(*point.init_scale, index, count)),
+                              num(factor * it->second.mean), num(factor * it->second.sem));
         }
+        ++index;
         if (rows.empty()) continue;
         const std::string block = script.block(rows);
         const std::string line_title = lines.size() > 1 || series.size() > 1
@@ -148,8 +183,10 @@ void scale_panel(Script& script, const Experiment& experiment, const std::vector
                         lines.size() > 1 && !lines[i].title.empty() ? ": " + lines[i].title : "",
                         fmt::format("{:.3g}", factor * it->second.mean),
                         fmt::format("{:.2g}", factor * it->second.sem));
-        plots.push_back(fmt::format("{} with lines dt {} lw 2 title {}",
-                                    num(factor * it->second.mean), dash, quote(line_title)));
+        static const char* kColours[] = {"#222222", "#8c510a", "#01665e", "#762a83", "#777777"};
+        plots.push_back(fmt::format("{} with lines dt {} lw 2 lc rgb '{}' title {}",
+                                    num(factor * it->second.mean), dash, kColours[(dash - 2) % 5],
+                                    quote(line_title)));
       }
       ++dash;
     }
@@ -213,7 +250,8 @@ Figure accuracy_figure(const Experiment& experiment) {
   script.body() += "unset multiplot\n";
   return {"accuracy",
           "Final accuracy per split and condition (group) against the init scale; mean ± SEM "
-          "over seeds. Dashed: points without an init scale (group 'all').",
+          "over seeds (lines shifted slightly sideways so that their error bars do not overlap). "
+          "Dashed: points without an init scale (group 'all').",
           script.text(preamble("accuracy", 520 * static_cast<int>(panels), 600))};
 }
 
@@ -245,7 +283,7 @@ std::optional<Figure> probes_figure(const Experiment& experiment) {
                 "Each probe's headline scalar of the final PE against the init scale (RSA: "
                 "Spearman of PE dissimilarity vs true distance; Procrustes: distance to the "
                 "reference PE, 0 = same up to rotation and scale), mean over blocks and per block; "
-                "mean ± SEM over seeds.",
+                "mean ± SEM over seeds (lines shifted slightly sideways).",
                 script.text(preamble("probes", 520 * static_cast<int>(columns),
                                      500 * static_cast<int>(rows) + 40))};
 }
@@ -271,12 +309,14 @@ torch::Tensor cosine(const torch::Tensor& table) {
   return unit.matmul(unit.t());
 }
 
+// The rows of a similarity matrix, its diagonal (1, always) as NaN so that the colour scale
+// shows the off-diagonal values.
 std::string matrix_rows(const torch::Tensor& matrix) {
   std::string out;
   const torch::Tensor m = matrix.contiguous();
   for (std::int64_t i = 0; i < m.size(0); ++i) {
     for (std::int64_t j = 0; j < m.size(1); ++j)
-      out += (j ? " " : "") + num(m[i][j].item<double>());
+      out += (j ? " " : "") + (i == j ? std::string("NaN") : num(m[i][j].item<double>()));
     out += "\n";
   }
   return out;
@@ -310,8 +350,9 @@ std::optional<Figure> similarity_figure(const Experiment& experiment, std::size_
   std::string& body = script.body();
   body += fmt::format(
       "set multiplot layout 1,{} title {}\n"
-      "set size ratio -1\nset palette defined (-1 '#2166ac', 0 '#f7f7f7', 1 '#b2182b')\n"
-      "set cbrange [-1:1]\nset xrange [-0.5:{}]\nset yrange [{}:-0.5]\nset xlabel 'token'\n"
+      "set size ratio -1\nset palette defined (0 '#440154', 0.25 '#3b528b', 0.5 '#21918c', "
+      "0.75 '#5ec962', 1 '#fde725')\n"
+      "set cbrange [*:*]\nset xrange [-0.5:{}]\nset yrange [{}:-0.5]\nset xlabel 'token'\n"
       "set ylabel 'token'\nset tics out\n",
       panels,
       quote(fmt::format("{}: PE similarity (mean over {} seed{})", point.label, runs,
@@ -332,12 +373,14 @@ std::optional<Figure> similarity_figure(const Experiment& experiment, std::size_
         b, block);
   }
   body += "unset multiplot\n";
-  return Figure{name,
-                fmt::format("{}: cosine similarity between the learned PE's token rows, per block, "
-                            "mean over {} seed(s), beside the ground truth's similarity; tokens "
-                            "in the task's order (row-major on a grid).",
-                            point.label, runs),
-                script.text(preamble(name, 430 * static_cast<int>(panels), 450))};
+  return Figure{
+      name,
+      fmt::format("{}: cosine similarity between the learned PE's token rows, per block, "
+                  "mean over {} seed(s), beside the ground truth's similarity (each panel "
+                  "with its own colour scale, the diagonal left blank); tokens "
+                  "in the task's order (row-major on a grid).",
+                  point.label, runs),
+      script.text(preamble(name, 430 * static_cast<int>(panels), 450))};
 }
 
 std::optional<Figure> pca_figure(const Experiment& experiment, std::size_t index,
@@ -478,15 +521,14 @@ Figure curves_figure(const Experiment& experiment) {
   Script script;
   std::string& body = script.body();
   body += fmt::format(
-      "set multiplot layout 1,{} title {}\nset grid\nset key bottom left box opaque\n"
+      "set multiplot layout 1,{} title {}\nset grid\nset key below\n"
       "set xlabel 'epoch'\nunset logscale x\nset autoscale x\n",
       panels.size(), quote(experiment.name + ": training curves, mean over seeds"));
   for (const auto& panel : panels) {
     const bool loss = panel == "train loss";
-    body += fmt::format(
-        "set title {}\nset ylabel {}\n{}\n", quote(panel),
-        quote(loss ? "loss (per epoch)" : "accuracy (%)"),
-        loss ? "set logscale y\nset key top right" : "unset logscale y\nset key bottom right");
+    body += fmt::format("set title {}\nset ylabel {}\n{}\n", quote(panel),
+                        quote(loss ? "loss (per epoch)" : "accuracy (%)"),
+                        loss ? "set logscale y" : "unset logscale y");
     std::vector<std::string> plots;
     for (std::size_t p = 0; p < experiment.points.size(); ++p) {
       auto it = curves[p].find(panel);
@@ -504,7 +546,7 @@ Figure curves_figure(const Experiment& experiment) {
   return {"curves",
           "Training curves, mean over seeds: the training loss per epoch and the accuracy of "
           "every split at each evaluation.",
-          script.text(preamble("curves", 480 * static_cast<int>(panels.size()), 420))};
+          script.text(preamble("curves", 480 * static_cast<int>(panels.size()), 500))};
 }
 
 }  // namespace
