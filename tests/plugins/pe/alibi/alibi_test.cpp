@@ -9,8 +9,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "pe_test_support.h"
 #include "pelab/registry.h"
-#include "pelab/transformer_encoder.h"
 
 namespace pelab {
 namespace {
@@ -40,46 +40,6 @@ class ALiBiTest : public ::testing::Test {
 
   Registry registry_{Registry::default_search_path()};
 };
-
-// One training step of a small encoder with this PE in every block: the loss is finite, every PE
-// parameter gets a finite, nonzero gradient, and the PE makes the model position-aware (with no
-// PE, swapping two tokens other than the readout token would leave the output unchanged).
-void expect_trains_in_model(Registry& registry, const PluginSpec& spec, const Layout& layout,
-                            std::int64_t d_model, std::int64_t heads) {
-  ModelConfig config;
-  config.layers = 2;
-  config.d_model = d_model;
-  config.heads = heads;
-  config.mlp_ratio = 2;
-  torch::manual_seed(3);
-  TransformerEncoder model(config, /*input_size=*/3, /*num_classes=*/4,
-                           [&](const ModelShape& shape) {
-                             return registry.create_positional_encoding(spec, layout, shape);
-                           });
-  ASSERT_EQ(model.positional_encodings().size(), 2u);
-  const torch::Tensor x = torch::randn({5, layout.tokens, 3});
-  const torch::Tensor loss =
-      torch::nll_loss(model.forward(x), torch::randint(4, {5}, torch::kLong));
-  loss.backward();
-  EXPECT_TRUE(std::isfinite(loss.item<double>()));
-  for (const auto& pe : model.positional_encodings()) {
-    for (const auto& parameter : pe->named_parameters()) {
-      const torch::Tensor grad = parameter.value().grad();
-      ASSERT_TRUE(grad.defined()) << parameter.key();
-      EXPECT_TRUE(torch::isfinite(grad).all().item<bool>()) << parameter.key();
-      EXPECT_GT(grad.abs().sum().item<double>(), 0.0) << parameter.key();
-    }
-  }
-  for (const auto& parameter : model.parameters())
-    EXPECT_TRUE(!parameter.grad().defined() ||
-                torch::isfinite(parameter.grad()).all().item<bool>());
-
-  torch::NoGradGuard no_grad;
-  torch::Tensor swapped = x.clone();
-  swapped.select(1, 0).copy_(x.select(1, 1));
-  swapped.select(1, 1).copy_(x.select(1, 0));
-  EXPECT_GT((model.forward(x) - model.forward(swapped)).abs().max().item<double>(), 1e-6);
-}
 
 void expect_slopes(const std::vector<double>& actual, const std::vector<double>& expected) {
   ASSERT_EQ(actual.size(), expected.size());
@@ -183,9 +143,9 @@ TEST_F(ALiBiTest, EuclideanRefusesHiddenCoordinatesUnlessAskedTo) {
 }
 
 TEST_F(ALiBiTest, TrainsInsideTheModel) {
-  expect_trains_in_model(registry_, spec(), Layout::sequence(6), 8, 2);
+  test::expect_trains_in_model(registry_, spec(), Layout::sequence(6), 8, 2);
   const Layout grid = Layout::grid({2, 3}, {"row", "column"}, /*coordinates_visible=*/true);
-  expect_trains_in_model(registry_, spec("euclidean"), grid, 8, 2);
+  test::expect_trains_in_model(registry_, spec("euclidean"), grid, 8, 2);
 }
 
 }  // namespace
