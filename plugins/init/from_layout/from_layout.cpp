@@ -8,13 +8,14 @@
 // answers "what if the PE started out knowing where the tokens are?", and uses the coordinates
 // even when the task hides them from the model (choosing this initializer is the opt-in).
 
-#include <sstream>
-#include <tuple>
+#include <string>
 
 #include <torch/torch.h>
 
 #include <pelab/error.h>
 #include <pelab/plugin.h>
+
+#include "../common/init_common.h"
 
 namespace pelab {
 namespace {
@@ -24,13 +25,12 @@ class FromLayoutInitializer : public Initializer {
   explicit FromLayoutInitializer(double scale) : scale_(scale) {}
 
   void fill(torch::Tensor& tensor, const InitContext& context) const override {
-    std::ostringstream shape;
-    shape << tensor.sizes();
+    const std::string shape = init_common::shape_of(tensor);
     PELAB_CHECK(context.layout != nullptr,
                 "{}: from_layout needs a tensor indexed by token (a PE table, N x d, with the "
                 "task's layout), but this tensor of shape {} has no layout; use it as a PE's "
                 "table initializer, e.g. pe = {{ plugin = \"learned\", init = \"from_layout\" }}",
-                context.what, shape.str());
+                context.what, shape);
     const Layout& layout = *context.layout;
     PELAB_CHECK(layout.has_coordinates(),
                 "{}: from_layout projects the tokens' coordinates, but the task's layout has "
@@ -39,7 +39,7 @@ class FromLayoutInitializer : public Initializer {
     PELAB_CHECK(tensor.dim() == 2 && tensor.size(0) == layout.tokens,
                 "{}: from_layout needs an N x d tensor with one row per token (N = {}), but it "
                 "has shape {}",
-                context.what, layout.tokens, shape.str());
+                context.what, layout.tokens, shape);
     const std::int64_t d = tensor.size(1);
     const std::int64_t axes = layout.dims();
     PELAB_CHECK(d >= axes,
@@ -50,9 +50,8 @@ class FromLayoutInitializer : public Initializer {
     const torch::Tensor coordinates = layout.coordinates.to(torch::kFloat64);
     const torch::Tensor centred = coordinates - coordinates.mean(0, /*keepdim=*/true);
     // A Haar-random d x D matrix with orthonormal columns (QR of a Gaussian, signs fixed).
-    torch::Tensor q, r;
-    std::tie(q, r) = torch::linalg_qr(torch::randn({d, axes}, torch::kFloat64));
-    const torch::Tensor projection = (q * torch::diagonal(r).sign()).t();  // D x d
+    const torch::Tensor gaussian = torch::randn({d, axes}, torch::kFloat64);
+    const torch::Tensor projection = init_common::haar_orthonormal_columns(gaussian).t();  // D x d
     tensor.copy_(centred.mm(projection) * scale_);
   }
 

@@ -6,13 +6,12 @@
 // Unlike torch, the QR runs in float64 and is then cast to the tensor's dtype, so orthonormality
 // holds to the dtype's precision even for large tensors.
 
-#include <sstream>
-#include <tuple>
-
 #include <torch/torch.h>
 
 #include <pelab/error.h>
 #include <pelab/plugin.h>
+
+#include "../common/init_common.h"
 
 namespace pelab {
 namespace {
@@ -23,13 +22,11 @@ class OrthogonalInitializer : public Initializer {
 
   void fill(torch::Tensor& tensor, const InitContext& context) const override {
     if (tensor.dim() < 2 || tensor.numel() == 0) {
-      std::ostringstream shape;
-      shape << tensor.sizes();
       throw Error(fmt::format(
           "{}: orthogonal needs a matrix (a tensor of at least 2 dimensions, none of size 0), "
           "but this one has shape {}; use an initializer for any shape for it, e.g. normal or "
           "uniform",
-          context.what, shape.str()));
+          context.what, init_common::shape_of(tensor)));
     }
     torch::NoGradGuard no_grad;
     const std::int64_t rows = tensor.size(0);
@@ -37,9 +34,7 @@ class OrthogonalInitializer : public Initializer {
     torch::Tensor gaussian = torch::randn({rows, columns}, torch::kFloat64);
     const bool wide = rows < columns;
     if (wide) gaussian = gaussian.t();
-    torch::Tensor q, r;
-    std::tie(q, r) = torch::linalg_qr(gaussian);  // reduced: q [max, min], r [min, min]
-    q = q * torch::diagonal(r).sign();            // unique, Haar-distributed Q
+    torch::Tensor q = init_common::haar_orthonormal_columns(gaussian);  // [max, min]
     if (wide) q = q.t();
     tensor.copy_(q.mul(gain_).reshape(tensor.sizes()));
   }

@@ -6,12 +6,12 @@
 // refused.
 
 #include <cmath>
-#include <sstream>
 
 #include <torch/torch.h>
 
-#include <pelab/error.h>
 #include <pelab/plugin.h>
+
+#include "../common/init_common.h"
 
 namespace pelab {
 namespace {
@@ -21,18 +21,8 @@ class XavierUniformInitializer : public Initializer {
   explicit XavierUniformInitializer(double gain) : gain_(gain) {}
 
   void fill(torch::Tensor& tensor, const InitContext& context) const override {
-    if (context.fan_in <= 0 || context.fan_out <= 0) {
-      std::ostringstream shape;
-      shape << tensor.sizes();
-      throw Error(fmt::format(
-          "{}: xavier_uniform needs a tensor with fans (at least 2 dimensions, none of size 0), "
-          "but this one has shape {} (fan_in {}, fan_out {}); use an initializer without fans "
-          "for it, e.g. normal, uniform or truncated_normal",
-          context.what, shape.str(), context.fan_in, context.fan_out));
-    }
+    const double std = init_common::xavier_std(tensor, context, gain_, "xavier_uniform");
     torch::NoGradGuard no_grad;
-    const double std =
-        gain_ * std::sqrt(2.0 / static_cast<double>(context.fan_in + context.fan_out));
     const double bound = std::sqrt(3.0) * std;  // as torch: sqrt(3) std = gain sqrt(6 / fans)
     tensor.uniform_(-bound, bound);
   }
@@ -42,11 +32,7 @@ class XavierUniformInitializer : public Initializer {
 };
 
 void declare(ParamSchema& schema) {
-  schema
-      .real("gain", 1.0,
-            "Multiplies the standard deviation; torch::nn::init::calculate_gain gives the "
-            "usual values (1 for linear/sigmoid, 5/3 for tanh, sqrt(2) for relu).")
-      .at_least(0.0);
+  init_common::declare_xavier(schema);
 }
 
 std::shared_ptr<Initializer> create(const PluginContext& context) {
