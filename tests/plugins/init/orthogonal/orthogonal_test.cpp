@@ -5,34 +5,27 @@
 #include <memory>
 #include <vector>
 
-#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "pelab/error.h"
+#include "init_test_support.h"
 #include "pelab/registry.h"
 #include "test_support.h"
 
 namespace pelab {
 namespace {
 
-using ::testing::HasSubstr;
-
 class OrthogonalInit : public ::testing::Test {
  protected:
   OrthogonalInit() : registry_(test::builtin_registry()) {}
 
   std::shared_ptr<Initializer> make(double gain) {
-    PluginSpec spec = registry_.default_spec(PluginKind::kInitializer, "orthogonal");
-    spec.params.set("gain", gain);
-    return registry_.create_initializer(spec);
+    return test::make_with_gain(registry_, "orthogonal", gain);
   }
 
-  torch::Tensor filled(double gain, std::vector<std::int64_t> shape,
+  torch::Tensor filled(double gain, const test::Shape& shape,
                        torch::Dtype dtype = torch::kFloat32) {
-    torch::Tensor tensor = torch::empty(shape, dtype);
-    make(gain)->fill(tensor, InitContext::for_tensor(tensor, "test"));
-    return tensor;
+    return test::filled_by(*make(gain), shape, dtype);
   }
 
   Registry registry_;
@@ -45,9 +38,7 @@ double off_identity(const torch::Tensor& m, double gain) {
 }
 
 TEST_F(OrthogonalInit, DeclaresGain) {
-  const ParamSchema& schema = registry_.schema(PluginKind::kInitializer, "orthogonal");
-  EXPECT_EQ(schema.names(), (std::vector<std::string>{"gain"}));
-  EXPECT_DOUBLE_EQ(std::get<double>(schema.find("gain")->default_value), 1.0);
+  test::expect_declares_gain(registry_, "orthogonal");
 }
 
 TEST_F(OrthogonalInit, SquareIsOrthogonalBothWays) {
@@ -87,33 +78,17 @@ TEST_F(OrthogonalInit, GainScalesAndHigherDimensionsFlatten) {
 }
 
 TEST_F(OrthogonalInit, ATensorWithoutRowsAndColumnsIsRefusedByName) {
-  torch::Tensor bias = torch::zeros({5});
-  try {
-    make(1.0)->fill(bias, InitContext::for_tensor(bias, "pe.bias (block 0)"));
-    FAIL() << "a 1D tensor was filled";
-  } catch (const Error& e) {
-    EXPECT_THAT(e.what(), HasSubstr("pe.bias (block 0): orthogonal needs a matrix"));
-    EXPECT_THAT(e.what(), HasSubstr("shape [5]"));
-    EXPECT_THAT(e.what(), HasSubstr("e.g. normal or uniform"));
-  }
-  EXPECT_EQ(bias.abs().sum().item<double>(), 0.0);
+  test::expect_refuses_1d(
+      *make(1.0), "pe.bias (block 0)",
+      {"pe.bias (block 0): orthogonal needs a matrix", "shape [5]", "e.g. normal or uniform"});
 }
 
 TEST_F(OrthogonalInit, SameSeedSameTensorOtherSeedOther) {
-  torch::manual_seed(9);
-  const torch::Tensor a = filled(1.0, {16, 24});
-  torch::manual_seed(9);
-  EXPECT_TRUE(torch::equal(a, filled(1.0, {16, 24})));
-  torch::manual_seed(10);
-  EXPECT_FALSE(torch::equal(a, filled(1.0, {16, 24})));
+  test::expect_seed_decides([&] { return filled(1.0, {16, 24}); });
 }
 
 TEST_F(OrthogonalInit, FillsAParameterWithoutRecordingAGraph) {
-  torch::Tensor parameter = torch::zeros({4, 4}, torch::requires_grad());
-  make(1.0)->fill(parameter, InitContext::for_tensor(parameter, "weight"));
-  EXPECT_EQ(parameter.grad_fn(), nullptr);
-  EXPECT_TRUE(parameter.requires_grad());
-  const torch::Tensor q = parameter.detach().to(torch::kFloat64);
+  const torch::Tensor q = test::expect_fills_parameter_without_graph(*make(1.0), {4, 4});
   EXPECT_LT(off_identity(q.t().mm(q), 1.0), 1e-6);
 }
 
