@@ -14,6 +14,7 @@
 #include <torch/torch.h>
 
 #include <pelab/error.h>
+#include <pelab/layout.h>
 #include <pelab/plugin.h>
 
 namespace pelab::init_common {
@@ -23,6 +24,27 @@ inline std::string shape_of(const torch::Tensor& tensor) {
   std::ostringstream shape;
   shape << tensor.sizes();
   return shape.str();
+}
+
+/// The layout of a tensor indexed by token (a PE table); a tensor without one is refused, naming
+/// the initializer `name`.
+inline const Layout& token_layout(const torch::Tensor& tensor, const InitContext& context,
+                                  const char* name) {
+  PELAB_CHECK(context.layout != nullptr,
+              "{}: {} needs a tensor indexed by token (a PE table, N x d, with the task's "
+              "layout), but this tensor of shape {} has no layout; use it as a PE's table "
+              "initializer, e.g. pe = {{ plugin = \"learned\", init = \"{}\" }}",
+              context.what, name, shape_of(tensor), name);
+  return *context.layout;
+}
+
+/// Refuses a tensor that is not N x d with one row per token of `layout`, naming the initializer
+/// `name`.
+inline void check_token_rows(const torch::Tensor& tensor, const Layout& layout,
+                             const InitContext& context, const char* name) {
+  PELAB_CHECK(tensor.dim() == 2 && tensor.size(0) == layout.tokens,
+              "{}: {} needs an N x d tensor with one row per token (N = {}), but it has shape {}",
+              context.what, name, layout.tokens, shape_of(tensor));
 }
 
 /// torch.nn.init.calculate_gain, including the nonlinearities the C++ API lacks (selu).

@@ -8,8 +8,6 @@
 // answers "what if the PE started out knowing where the tokens are?", and uses the coordinates
 // even when the task hides them from the model (choosing this initializer is the opt-in).
 
-#include <string>
-
 #include <torch/torch.h>
 
 #include <pelab/error.h>
@@ -25,21 +23,12 @@ class FromLayoutInitializer : public Initializer {
   explicit FromLayoutInitializer(double scale) : scale_(scale) {}
 
   void fill(torch::Tensor& tensor, const InitContext& context) const override {
-    const std::string shape = init_common::shape_of(tensor);
-    PELAB_CHECK(context.layout != nullptr,
-                "{}: from_layout needs a tensor indexed by token (a PE table, N x d, with the "
-                "task's layout), but this tensor of shape {} has no layout; use it as a PE's "
-                "table initializer, e.g. pe = {{ plugin = \"learned\", init = \"from_layout\" }}",
-                context.what, shape);
-    const Layout& layout = *context.layout;
+    const Layout& layout = init_common::token_layout(tensor, context, "from_layout");
     PELAB_CHECK(layout.has_coordinates(),
                 "{}: from_layout projects the tokens' coordinates, but the task's layout has "
                 "none; choose another initializer (e.g. normal or sinusoidal)",
                 context.what);
-    PELAB_CHECK(tensor.dim() == 2 && tensor.size(0) == layout.tokens,
-                "{}: from_layout needs an N x d tensor with one row per token (N = {}), but it "
-                "has shape {}",
-                context.what, layout.tokens, shape);
+    init_common::check_token_rows(tensor, layout, context, "from_layout");
     const std::int64_t d = tensor.size(1);
     const std::int64_t axes = layout.dims();
     PELAB_CHECK(d >= axes,

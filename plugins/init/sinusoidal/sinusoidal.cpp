@@ -9,31 +9,18 @@
 //
 // The tensor must be indexed by token (a PE table: N x d with the task's layout).
 
-#include <sstream>
 #include <string>
-#include <vector>
 
 #include <torch/torch.h>
 
 #include <pelab/error.h>
 #include <pelab/plugin.h>
 
+#include "../../common/coordinates.h"
+#include "../common/init_common.h"
+
 namespace pelab {
 namespace {
-
-// [N, axes] positions -> [N, d] table, d split evenly over the axes (the last axis first).
-torch::Tensor sinusoidal_table(const torch::Tensor& positions, std::int64_t d, double base) {
-  const std::int64_t axes = positions.size(1);
-  const std::int64_t chunk = d / axes;
-  const torch::Tensor exponent = torch::arange(0, chunk, 2, torch::kFloat64) / chunk;
-  const torch::Tensor frequencies = torch::pow(base, -exponent);  // [chunk / 2]
-  std::vector<torch::Tensor> chunks;
-  for (std::int64_t k = 0; k < axes; ++k) {
-    const torch::Tensor angle = positions.select(1, axes - 1 - k).unsqueeze(1) * frequencies;
-    chunks.push_back(torch::stack({angle.sin(), angle.cos()}, 2).flatten(1));  // interleaved
-  }
-  return torch::cat(chunks, 1);
-}
 
 class SinusoidalInitializer : public Initializer {
  public:
@@ -41,18 +28,8 @@ class SinusoidalInitializer : public Initializer {
       : from_coordinates_(from_coordinates), base_(base), scale_(scale), use_hidden_(use_hidden) {}
 
   void fill(torch::Tensor& tensor, const InitContext& context) const override {
-    std::ostringstream shape;
-    shape << tensor.sizes();
-    PELAB_CHECK(context.layout != nullptr,
-                "{}: sinusoidal needs a tensor indexed by token (a PE table, N x d, with the "
-                "task's layout), but this tensor of shape {} has no layout; use it as a PE's "
-                "table initializer, e.g. pe = {{ plugin = \"learned\", init = \"sinusoidal\" }}",
-                context.what, shape.str());
-    const Layout& layout = *context.layout;
-    PELAB_CHECK(tensor.dim() == 2 && tensor.size(0) == layout.tokens,
-                "{}: sinusoidal needs an N x d tensor with one row per token (N = {}), but it has "
-                "shape {}",
-                context.what, layout.tokens, shape.str());
+    const Layout& layout = init_common::token_layout(tensor, context, "sinusoidal");
+    init_common::check_token_rows(tensor, layout, context, "sinusoidal");
     const std::int64_t d = tensor.size(1);
     torch::Tensor positions;
     if (from_coordinates_) {
@@ -60,11 +37,10 @@ class SinusoidalInitializer : public Initializer {
                   "{}: source = \"coordinates\" needs token coordinates, but the task's layout "
                   "has none; use source = \"index\"",
                   context.what);
-      PELAB_CHECK(layout.coordinates_visible || use_hidden_,
-                  "{}: the task's coordinates are ground truth for probes, hidden from the model; "
-                  "set use_hidden_coordinates = true to initialise from them anyway (an oracle), "
-                  "or use source = \"index\"",
-                  context.what);
+      plugin_common::check_coordinates_visible(
+          layout, use_hidden_, context.what + ": ",
+          "use_hidden_coordinates = true to initialise from them anyway (an oracle), or use "
+          "source = \"index\"");
       PELAB_CHECK(d % (2 * layout.dims()) == 0,
                   "{}: d ({}) must be a multiple of 2 x the {} coordinate axes so that every axis "
                   "gets the same number of sin/cos pairs; change d_model",
@@ -76,7 +52,7 @@ class SinusoidalInitializer : public Initializer {
       positions = torch::arange(layout.tokens, torch::kFloat64).unsqueeze(1);
     }
     torch::NoGradGuard no_grad;
-    tensor.copy_(sinusoidal_table(positions, d, base_) * scale_);
+    tensor.copy_(plugin_common::sinusoidal_table(positions, d, base_) * scale_);
   }
 
  private:

@@ -16,6 +16,8 @@
 #include <pelab/error.h>
 #include <pelab/plugin.h>
 
+#include "../../common/coordinates.h"
+
 namespace pelab {
 namespace {
 
@@ -72,12 +74,9 @@ std::shared_ptr<PositionalEncoding> create(const PluginContext& context, const L
   PELAB_CHECK(shape.heads > 0, "heads must be positive, got {}", shape.heads);
   torch::Tensor distance;
   if (params.string("distance") == "euclidean") {
-    PELAB_CHECK(layout.has_coordinates(),
-                "distance = \"euclidean\" needs token coordinates, but the task's layout has "
-                "none; use distance = \"index\"");
-    PELAB_CHECK(layout.coordinates_visible || params.boolean("use_hidden_coordinates"),
-                "the task's coordinates are ground truth for probes, hidden from the model; set "
-                "`use_hidden_coordinates = true` to build an oracle PE from them");
+    plugin_common::check_pe_coordinates(layout, params,
+                                        "distance = \"euclidean\" needs token coordinates, but "
+                                        "the task's layout has none; use distance = \"index\"");
     const torch::Tensor x = layout.coordinates.to(torch::kFloat64);
     distance = (x.unsqueeze(1) - x.unsqueeze(0)).pow(2).sum(-1).sqrt();
   } else {

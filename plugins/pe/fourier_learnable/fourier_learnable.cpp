@@ -16,6 +16,8 @@
 #include <pelab/error.h>
 #include <pelab/plugin.h>
 
+#include "../../common/coordinates.h"
+
 namespace pelab {
 namespace {
 
@@ -74,11 +76,9 @@ void declare(ParamSchema& schema) {
 std::shared_ptr<PositionalEncoding> create(const PluginContext& context, const Layout& layout,
                                            const ModelShape& shape) {
   const Params& params = context.params;
-  PELAB_CHECK(layout.has_coordinates(),
-              "it needs token coordinates, but the task's layout has none; use a learned PE");
-  PELAB_CHECK(layout.coordinates_visible || params.boolean("use_hidden_coordinates"),
-              "the task's coordinates are ground truth for probes, hidden from the model; set "
-              "`use_hidden_coordinates = true` to build an oracle PE from them");
+  plugin_common::check_pe_coordinates(
+      layout, params,
+      "it needs token coordinates, but the task's layout has none; use a learned PE");
   const std::int64_t fourier_dim = params.integer("fourier_dim");
   PELAB_CHECK(fourier_dim % 2 == 0,
               "fourier_dim ({}) must be even: it holds the cosine and the sine of fourier_dim / 2 "

@@ -16,6 +16,8 @@
 #include <pelab/error.h>
 #include <pelab/plugin.h>
 
+#include "../../common/coordinates.h"
+
 namespace pelab {
 namespace {
 
@@ -104,11 +106,8 @@ void declare(ParamSchema& schema) {
 std::shared_ptr<PositionalEncoding> create(const PluginContext& context, const Layout& layout,
                                            const ModelShape& shape) {
   const Params& params = context.params;
-  PELAB_CHECK(layout.has_coordinates(),
-              "it needs token coordinates, but the task's layout has none; use rotary_1d");
-  PELAB_CHECK(layout.coordinates_visible || params.boolean("use_hidden_coordinates"),
-              "the task's coordinates are ground truth for probes, hidden from the model; set "
-              "`use_hidden_coordinates = true` to build an oracle PE from them");
+  plugin_common::check_pe_coordinates(
+      layout, params, "it needs token coordinates, but the task's layout has none; use rotary_1d");
   PELAB_CHECK(shape.heads > 0 && shape.d_model % shape.heads == 0,
               "heads ({}) must divide d_model ({})", shape.heads, shape.d_model);
   const std::int64_t head_dim = shape.d_model / shape.heads;
