@@ -36,6 +36,19 @@ inline std::vector<const PESnapshot*> with_tables(const std::vector<PESnapshot>&
   return out;
 }
 
+/// The snapshots that hold tables, or, where none does, those that hold kernels (then
+/// `use_kernels` is set), in training order.
+inline std::vector<const PESnapshot*> tables_or_kernels(const std::vector<PESnapshot>& snapshots,
+                                                        bool& use_kernels) {
+  use_kernels = false;
+  auto out = with_tables(snapshots);
+  if (out.empty()) {
+    out = with_tables(snapshots, /*kernels=*/true);
+    use_kernels = true;
+  }
+  return out;
+}
+
 inline torch::Tensor epochs_of(const std::vector<const PESnapshot*>& snapshots) {
   std::vector<double> epochs;
   for (const auto* s : snapshots)

@@ -20,11 +20,7 @@ class MovementProbe : public Probe {
   ProbeResult run(const ProbeContext& context) override {
     ProbeResult result;
     bool use_kernels = false;
-    auto snapshots = pm::with_tables(context.snapshots);
-    if (snapshots.empty()) {
-      snapshots = pm::with_tables(context.snapshots, /*kernels=*/true);
-      use_kernels = true;
-    }
+    const auto snapshots = pm::tables_or_kernels(context.snapshots, use_kernels);
     if (snapshots.empty()) {
       result.note = "the PE has neither a table nor a kernel (e.g. pe = none): nothing moves";
       return result;

@@ -8,17 +8,13 @@
 #include <torch/torch.h>
 
 #include "pelab/registry.h"
+#include "probe_test_support.h"
 #include "test_support.h"
 
 namespace pelab {
 namespace {
 
-PESnapshot snapshot(std::int64_t epoch, const std::vector<torch::Tensor>& tables) {
-  PESnapshot s;
-  s.epoch = epoch;
-  s.tables = torch::stack(tables).to(torch::kFloat32);
-  return s;
-}
+using test::snapshot;
 
 class Dimensionality : public ::testing::Test {
  protected:

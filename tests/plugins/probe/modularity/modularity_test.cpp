@@ -8,16 +8,13 @@
 #include <torch/torch.h>
 
 #include "pelab/registry.h"
+#include "probe_test_support.h"
 #include "test_support.h"
 
 namespace pelab {
 namespace {
 
-PESnapshot snapshot(const std::vector<torch::Tensor>& tables) {
-  PESnapshot s;
-  s.tables = torch::stack(tables).to(torch::kFloat32);
-  return s;
-}
+using test::snapshot;
 
 class Modularity : public ::testing::Test {
  protected:

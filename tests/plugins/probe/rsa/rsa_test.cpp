@@ -8,22 +8,14 @@
 #include <torch/torch.h>
 
 #include "pelab/registry.h"
+#include "probe_test_support.h"
 #include "test_support.h"
 
 namespace pelab {
 namespace {
 
-// A random orthogonal d x d matrix (QR of a Gaussian matrix).
-torch::Tensor rotation(std::int64_t d) {
-  return std::get<0>(torch::linalg::qr(torch::randn({d, d}, torch::kFloat64)));
-}
-
-PESnapshot snapshot(std::int64_t epoch, const std::vector<torch::Tensor>& tables) {
-  PESnapshot s;
-  s.epoch = epoch;
-  s.tables = torch::stack(tables).to(torch::kFloat32);
-  return s;
-}
+using test::rotation;
+using test::snapshot;
 
 class RSA : public ::testing::Test {
  protected:
