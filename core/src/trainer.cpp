@@ -1,6 +1,9 @@
 #include "pelab/trainer.h"
 
+#include <malloc.h>
+
 #include <cmath>
+#include <limits>
 
 #include <torch/torch.h>
 
@@ -45,10 +48,24 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainConfig& confi
                                                              .weight_decay(config.weight_decay));
 }
 
+// LibTorch's CPU allocator is plain malloc. glibc serves large blocks with fresh mmaps and hands
+// freed memory back to the kernel, so every training step would page-fault its activations in
+// again (16% of the paper's step, docs/performance.md). Keeping freed memory in the heap lets the
+// next step reuse it; the cost is that the process keeps its peak memory until it exits.
+void keep_freed_memory_for_reuse() {
+  static const bool once = [] {
+    mallopt(M_MMAP_MAX, 0);
+    mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max());
+    return true;
+  }();
+  (void)once;
+}
+
 }  // namespace
 
 Trainer::Trainer(TransformerEncoder& model, Task& task, const TrainConfig& config)
     : model_(model), task_(task), config_(config), split_names_(task.splits()) {
+  keep_freed_memory_for_reuse();
   PELAB_CHECK(!split_names_.empty(), "the task declares no splits");
   const Layout layout = task.layout();
   for (const auto& split : split_names_) {
