@@ -18,6 +18,7 @@
 #include "pelab/registry.h"
 #include "pelab/run.h"
 #include "pelab/run_io.h"
+#include "report/report.h"
 #include "report_command.h"
 
 extern char** environ;
@@ -50,29 +51,6 @@ void print_schema(const ParamSchema& schema) {
                 format_value(spec.default_value).c_str());
     std::printf("  %-22s %s\n", "", spec.doc.c_str());
   }
-}
-
-// Mean and standard error of the mean over seeds.
-struct Statistic {
-  double mean = 0.0;
-  double sem = 0.0;
-  std::size_t n = 0;
-};
-
-Statistic summarise(const std::vector<double>& values) {
-  Statistic s;
-  s.n = values.size();
-  if (values.empty()) return s;
-  for (double v : values)
-    s.mean += v;
-  s.mean /= static_cast<double>(s.n);
-  if (s.n > 1) {
-    double squares = 0.0;
-    for (double v : values)
-      squares += (v - s.mean) * (v - s.mean);
-    s.sem = std::sqrt(squares / static_cast<double>(s.n - 1)) / std::sqrt(static_cast<double>(s.n));
-  }
-  return s;
 }
 
 }  // namespace
@@ -349,7 +327,7 @@ int run(const Options& options) {
         table += fmt::format(" {:>20} |", "-");
         continue;
       }
-      const Statistic s = summarise(it->second);
+      const report::Statistic s = report::summarise(it->second);
       table += fmt::format(" {:>12.1f} ± {:>5.1f} |", 100.0 * s.mean, 100.0 * s.sem);
     }
     table += "\n";

@@ -17,10 +17,10 @@ namespace pelab {
 class PELAB_API PositionalEncoding : public torch::nn::Module {
  public:
   enum Hook : unsigned {
-    kAdditive = 1u << 0,       // embed(x) adds a table
-    kRotary = 1u << 1,         // rotate(q, k)
-    kAttentionBias = 1u << 2,  // attention_bias()
-    kRelativeKeys = 1u << 3,   // relative_logits(q)
+    kAdditive = 1u << 0,        // embed(x) adds a table
+    kRotary = 1u << 1,          // rotate(q, k)
+    kAttentionBias = 1u << 2,   // attention_bias()
+    kRelativeKeys = 1u << 3,    // relative_logits(q)
     kRelativeValues = 1u << 4,  // relative_values(probabilities)
   };
 
