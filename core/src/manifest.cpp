@@ -71,6 +71,9 @@ const ParamSchema& train_schema() {
     s.real("min_lr", 0.0, "The learning rate at the end of a cosine or linear decay.")
         .at_least(0.0);
     s.integer("threads", 0, "Intra-op threads; 0 = all cores.").at_least(0);
+    s.choice("precision", "fp32", {"fp32", "bf16"},
+             "fp32, or bf16: the forward pass under bfloat16 autocast (matrix products in bf16, "
+             "parameters and optimizer in fp32). Fast only where the CPU has AVX512-BF16.");
     s.choice("device", "cpu", {"cpu", "cuda"}, "Where to train.");
     return s;
   }();

@@ -177,13 +177,27 @@ std::vector<std::string> config_differences(const std::string& stored, const std
   return differences;
 }
 
+// A stored config.toml as this pelab resolves it: keys added since the run was written take their
+// defaults, so that an upgrade alone is not a difference. A file that no longer resolves (a key
+// since removed) is compared as it is, and the comparison names what changed.
+std::string resolved_again(const std::string& path, Registry& registry) {
+  const std::string text = read_file(path);
+  try {
+    const Manifest manifest = Manifest::from_string(text, path, registry, {});
+    if (manifest.runs().size() == 1) return manifest.runs().front().to_toml();
+  } catch (const Error&) {
+  }
+  return text;
+}
+
 // A run folder may only be reused for the same configuration (resuming may extend the epochs).
-void check_same_config(const std::string& dir, const std::string& current, bool resuming) {
+void check_same_config(const std::string& dir, const std::string& current, bool resuming,
+                       Registry& registry) {
   const std::string path = dir + "/config.toml";
   if (!fs::exists(path)) return;
   const std::set<std::string> ignored =
       resuming ? std::set<std::string>{"train.epochs"} : std::set<std::string>{};
-  const auto differences = config_differences(read_file(path), current, ignored);
+  const auto differences = config_differences(resolved_again(path, registry), current, ignored);
   if (differences.empty()) return;
   std::string listed;
   for (const auto& difference : differences)
@@ -211,7 +225,7 @@ RunOutcome execute_run(const RunConfig& config, Registry& registry, const std::s
   const std::string summary_path = dir + "/summary.json";
   const std::string resolved = config.to_toml();
   if (!options.force && finished(summary_path, &outcome.final_metrics)) {
-    check_same_config(dir, resolved, /*resuming=*/false);
+    check_same_config(dir, resolved, /*resuming=*/false, registry);
     outcome.skipped = true;
     return outcome;
   }
@@ -246,13 +260,18 @@ RunOutcome execute_run(const RunConfig& config, Registry& registry, const std::s
   Trainer trainer(*model, *task, train_config);
   logger->info("run {} seed {}: {} parameters, {} threads", config.relative_dir(), config.seed,
                model->parameter_count(), threads);
+  if (train_config.bf16_autocast && !cpu_has_native_bf16()) {
+    logger->warn(
+        "precision = \"bf16\" on a CPU without AVX512-BF16: bf16 is emulated here and "
+        "slower than fp32; use precision = \"fp32\"");
+  }
 
   std::vector<MetricRow> rows;
   std::vector<PESnapshot> snapshots;
   std::int64_t first_epoch = 1;
   const std::string checkpoint_path = dir + "/checkpoint.pt";
   if (fs::exists(checkpoint_path) && !options.force) {
-    check_same_config(dir, resolved, /*resuming=*/true);
+    check_same_config(dir, resolved, /*resuming=*/true, registry);
     const std::int64_t epoch = load_checkpoint(checkpoint_path, *model, trainer.optimizer());
     rows = read_metrics(dir + "/metrics.csv", epoch);
     for (std::int64_t e = 0; e <= epoch; ++e) {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
 #include "pelab/error.h"
@@ -26,10 +27,46 @@ TrainConfig TrainConfig::from_params(const Params& params) {
   config.lr_schedule = params.string("lr_schedule");
   config.warmup_epochs = params.real("warmup_epochs");
   config.min_lr = params.real("min_lr");
+  config.bf16_autocast = params.string("precision") == "bf16";
   return config;
 }
 
+bool cpu_has_native_bf16() {
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+  return __builtin_cpu_supports("avx512bf16");
+#else
+  return false;
+#endif
+}
+
 namespace {
+
+// CPU autocast to bfloat16 for one scope; a no-op when not enabled. Autocast's cast cache is
+// cleared on exit, as torch.autocast does, so that updated fp32 weights are cast afresh.
+class Bf16Autocast {
+ public:
+  explicit Bf16Autocast(bool enabled) : enabled_(enabled) {
+    if (!enabled_) return;
+    previous_enabled_ = at::autocast::is_cpu_enabled();
+    previous_dtype_ = at::autocast::get_autocast_cpu_dtype();
+    at::autocast::set_cpu_enabled(true);
+    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+    at::autocast::increment_nesting();
+  }
+  ~Bf16Autocast() {
+    if (!enabled_) return;
+    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+    at::autocast::set_cpu_enabled(previous_enabled_);
+    at::autocast::set_autocast_cpu_dtype(previous_dtype_);
+  }
+  Bf16Autocast(const Bf16Autocast&) = delete;
+  Bf16Autocast& operator=(const Bf16Autocast&) = delete;
+
+ private:
+  bool enabled_;
+  bool previous_enabled_ = false;
+  at::ScalarType previous_dtype_ = at::kBFloat16;
+};
 
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainConfig& config,
                                                         std::vector<torch::Tensor> parameters) {
@@ -127,7 +164,11 @@ double Trainer::train_step(const torch::Tensor& inputs, const torch::Tensor& tar
   // gradients to the parameters without a fill and an add per parameter.
   for (auto& parameter : model_.parameters())
     parameter.mutable_grad().reset();
-  const torch::Tensor loss = torch::nll_loss(model_.forward(inputs, perturb), targets);
+  torch::Tensor loss;
+  {
+    Bf16Autocast autocast(config_.bf16_autocast);
+    loss = torch::nll_loss(model_.forward(inputs, perturb), targets).to(torch::kFloat32);
+  }
   const double value = loss.item<double>();
   PELAB_CHECK(std::isfinite(value),
               "the training loss became {}; lower the learning rate or check the initialisation "
@@ -161,7 +202,9 @@ std::vector<MetricRow> Trainer::evaluate(std::int64_t epoch) {
     std::vector<torch::Tensor> losses, correct;
     for (std::int64_t start = 0; start < data.size(); start += config_.eval_batch_size) {
       const std::int64_t end = std::min(start + config_.eval_batch_size, data.size());
-      const torch::Tensor log_probs = model_.forward(data.inputs.slice(0, start, end), perturb);
+      Bf16Autocast autocast(config_.bf16_autocast);
+      const torch::Tensor log_probs =
+          model_.forward(data.inputs.slice(0, start, end), perturb).to(torch::kFloat32);
       const torch::Tensor targets = data.targets.slice(0, start, end);
       losses.push_back(torch::nll_loss(log_probs, targets, {}, at::Reduction::None));
       correct.push_back(log_probs.argmax(1).eq(targets).to(torch::kFloat64));

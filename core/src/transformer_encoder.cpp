@@ -4,6 +4,7 @@
 
 #include <torch/torch.h>
 
+#include "pelab/batched_matmul.h"
 #include "pelab/error.h"
 
 namespace pelab {
@@ -52,10 +53,13 @@ torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x, PositionalEncod
   const std::int64_t tokens = x.size(1);
   const std::int64_t head_dim = d_model_ / heads_;
 
-  // One GEMM for q, k and v; then [batch, heads, tokens, head_dim] views.
-  const torch::Tensor qkv = torch::linear(x, in_proj_weight, in_proj_bias)
-                                .view({batch, tokens, 3, heads_, head_dim})
-                                .permute({2, 0, 3, 1, 4});
+  // One GEMM for q, k and v; then [batch, heads, tokens, head_dim] views. Unbinding (rather than
+  // indexing three times) makes backward write the three gradients into one tensor once, not
+  // into three zero-filled copies of it that are then summed.
+  const std::vector<torch::Tensor> qkv = torch::linear(x, in_proj_weight, in_proj_bias)
+                                             .view({batch, tokens, 3, heads_, head_dim})
+                                             .permute({2, 0, 3, 1, 4})
+                                             .unbind(0);
   torch::Tensor q = qkv[0];
   torch::Tensor k = qkv[1];
   const torch::Tensor v = qkv[2];
@@ -65,7 +69,7 @@ torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x, PositionalEncod
   // Scaling the [tokens, tokens] logits rather than the [tokens, head_dim] queries is head_dim /
   // tokens times less element-wise work (10x for the paper's model), forward and backward.
   const double scale = 1.0 / std::sqrt(static_cast<double>(head_dim));
-  torch::Tensor logits = torch::matmul(q, k.transpose(-2, -1)).mul_(scale);
+  torch::Tensor logits = batched_matmul(q, k.transpose(-2, -1)).mul_(scale);
   if (pe != nullptr && pe->has_hook(PositionalEncoding::kRelativeKeys)) {
     logits = logits + pe->relative_logits(q * scale);
   }
@@ -74,7 +78,7 @@ torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x, PositionalEncod
   }
   const torch::Tensor probabilities = torch::softmax(logits, -1);
   if (weights != nullptr) *weights = probabilities.detach();
-  torch::Tensor context = torch::matmul(probabilities, v);
+  torch::Tensor context = batched_matmul(probabilities, v);
   if (pe != nullptr && pe->has_hook(PositionalEncoding::kRelativeValues)) {
     context = context + pe->relative_values(probabilities);
   }

@@ -3,6 +3,7 @@
 
 #include "pelab/run.h"
 
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -176,6 +177,27 @@ TEST_F(RunTest, FinishedRunIsSkipped) {
   const RunOutcome forced = run(root.path(), {}, /*force=*/true);
   EXPECT_FALSE(forced.skipped);
   EXPECT_EQ(slurp(first.dir + "/metrics.csv"), metrics);
+}
+
+// A run written before a key existed (here: train.precision) matches the same manifest today:
+// the absent key takes its default. A key set away from its default is still a difference.
+TEST_F(RunTest, KeysAddedSinceARunWereWrittenTakeTheirDefaults) {
+  ScratchDir root;
+  const RunOutcome first = run(root.path());
+  const std::string path = first.dir + "/config.toml";
+  std::string stored = slurp(path);
+  const std::string line = "precision = \"fp32\"\n";
+  ASSERT_NE(stored.find(line), std::string::npos) << stored;
+  stored.erase(stored.find(line), line.size());
+  std::ofstream(path) << stored;
+
+  EXPECT_TRUE(run(root.path()).skipped);
+  try {
+    run(root.path(), {"train.precision=\"bf16\""});
+    FAIL() << "a bf16 run cannot reuse an fp32 run's folder";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("train.precision: \"fp32\" -> \"bf16\""));
+  }
 }
 
 TEST_F(RunTest, ResumedRunEqualsAStraightOne) {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <memory>
 
+#include <ATen/autocast_mode.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -93,6 +94,25 @@ TEST_F(TrainerTest, StepsApplyTheScheduleToTheOptimizer) {
                    trainer->learning_rate(3));
   trainer->resume_after_epoch(5);
   EXPECT_DOUBLE_EQ(trainer->current_learning_rate(), trainer->learning_rate(19));
+}
+
+// bf16 autocast: the forward pass computes in bfloat16, the parameters and the optimizer stay
+// fp32, the loss and the evaluation are fp32 numbers, and the result differs from fp32's only by
+// bf16 rounding.
+TEST_F(TrainerTest, Bf16AutocastTrainsFp32Parameters) {
+  auto fp32 = make({});
+  const auto fp32_model = model_;
+  const double fp32_loss = fp32->train_epoch();
+  auto bf16 = make({"precision=\"bf16\""});
+  const double bf16_loss = bf16->train_epoch();
+  EXPECT_TRUE(std::isfinite(bf16_loss));
+  EXPECT_NE(bf16_loss, fp32_loss);
+  EXPECT_NEAR(bf16_loss, fp32_loss, 0.05 * std::abs(fp32_loss));
+  for (const auto& parameter : model_->parameters())
+    EXPECT_EQ(parameter.scalar_type(), torch::kFloat32);
+  for (const MetricRow& row : bf16->evaluate(1))
+    EXPECT_TRUE(std::isfinite(row.value)) << row.split << " " << row.metric;
+  EXPECT_FALSE(at::autocast::is_cpu_enabled());  // the scope ended with the step
 }
 
 TEST_F(TrainerTest, ANonFiniteLossIsAnErrorNamingTheStep) {

@@ -33,9 +33,17 @@ struct PELAB_API TrainConfig {
   std::string lr_schedule = "constant";  // constant | cosine | linear
   double warmup_epochs = 0.0;
   double min_lr = 0.0;
+  /// Training forward passes under bfloat16 autocast (ATen's CPU autocast lists: matrix products
+  /// in bf16, reductions and the loss in fp32); parameters, gradients and AdamW stay fp32.
+  /// Evaluation runs in the same precision.
+  bool bf16_autocast = false;
 
   static TrainConfig from_params(const Params& params);
 };
+
+/// Whether this CPU multiplies bfloat16 natively (AVX512-BF16). Elsewhere bf16 autocast runs, but
+/// emulated, and is slower than fp32.
+PELAB_API bool cpu_has_native_bf16();
 
 /// One row of metrics.csv.
 struct PELAB_API MetricRow {
