@@ -16,6 +16,7 @@
 #include <torch/torch.h>
 
 #include "pelab/batched_matmul.h"
+#include "pelab/trainer.h"
 
 namespace {
 
@@ -58,6 +59,7 @@ BENCHMARK_CAPTURE(BM_AttentionProducts, torch_matmul,
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
+  pelab::keep_freed_memory_for_reuse();  // as in training: no page faults from fresh mmaps
   for (int i = 1; i < argc; ++i) {
     if (std::strncmp(argv[i], "--threads=", 10) == 0) {
       torch::set_num_threads(std::atoi(argv[i] + 10));

@@ -85,6 +85,8 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainConfig& confi
                                                              .weight_decay(config.weight_decay));
 }
 
+}  // namespace
+
 // LibTorch's CPU allocator is plain malloc. glibc serves large blocks with fresh mmaps and hands
 // freed memory back to the kernel, so every training step would page-fault its activations in
 // again (16% of the paper's step, docs/performance.md). Keeping freed memory in the heap lets the
@@ -97,8 +99,6 @@ void keep_freed_memory_for_reuse() {
   }();
   (void)once;
 }
-
-}  // namespace
 
 Trainer::Trainer(TransformerEncoder& model, Task& task, const TrainConfig& config)
     : model_(model), task_(task), config_(config), split_names_(task.splits()) {

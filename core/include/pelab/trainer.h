@@ -45,6 +45,11 @@ struct PELAB_API TrainConfig {
 /// emulated, and is slower than fp32.
 PELAB_API bool cpu_has_native_bf16();
 
+/// Makes glibc keep freed memory in the heap for reuse instead of returning it to the kernel, so
+/// that a loop of training steps does not page-fault its activations in again each step (the
+/// Trainer calls it; benchmarks of training-like loops should too). Process-wide, idempotent.
+PELAB_API void keep_freed_memory_for_reuse();
+
 /// One row of metrics.csv.
 struct PELAB_API MetricRow {
   std::int64_t epoch = 0;
