@@ -195,8 +195,9 @@ void check_same_config(const std::string& dir, const std::string& current, bool 
                        Registry& registry) {
   const std::string path = dir + "/config.toml";
   if (!fs::exists(path)) return;
-  const std::set<std::string> ignored =
-      resuming ? std::set<std::string>{"train.epochs"} : std::set<std::string>{};
+  // The description documents the experiment; editing it changes no run.
+  std::set<std::string> ignored = {"experiment.description"};
+  if (resuming) ignored.insert("train.epochs");
   const auto differences = config_differences(resolved_again(path, registry), current, ignored);
   if (differences.empty()) return;
   std::string listed;

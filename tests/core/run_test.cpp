@@ -192,6 +192,7 @@ TEST_F(RunTest, KeysAddedSinceARunWereWrittenTakeTheirDefaults) {
   std::ofstream(path) << stored;
 
   EXPECT_TRUE(run(root.path()).skipped);
+  EXPECT_TRUE(run(root.path(), {"experiment.description=\"edited\""}).skipped);
   try {
     run(root.path(), {"train.precision=\"bf16\""});
     FAIL() << "a bf16 run cannot reuse an fp32 run's folder";
