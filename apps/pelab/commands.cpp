@@ -2,6 +2,7 @@
 
 #include <spawn.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -178,9 +179,34 @@ RunConfig worker_config(RunConfig config, int jobs) {
   return config;
 }
 
-std::vector<std::size_t> run_workers(const Options& options, const Manifest& manifest) {
+// A copy of the manifest as this process read it, for its workers: editing the manifest while a
+// sweep runs must not change the runs it has yet to start. Removed when the sweep ends.
+class ManifestSnapshot {
+ public:
+  ManifestSnapshot(const std::string& manifest, const std::string& experiment_dir) {
+    boost::system::error_code error;
+    fs::create_directories(experiment_dir, error);
+    path_ = (fs::path(experiment_dir) / fmt::format(".manifest-{}.toml", ::getpid())).string();
+    write_file_atomically(path_, read_file(manifest));
+  }
+  ~ManifestSnapshot() {
+    boost::system::error_code ignored;
+    fs::remove(path_, ignored);
+  }
+  ManifestSnapshot(const ManifestSnapshot&) = delete;
+  ManifestSnapshot& operator=(const ManifestSnapshot&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+std::vector<std::size_t> run_workers(const Options& options, const Manifest& manifest,
+                                     const std::string& experiment_dir) {
   const std::int64_t threads = threads_per_job(options.jobs);
+  const ManifestSnapshot snapshot(options.manifest, experiment_dir);
   std::vector<std::string> base;
+  bool manifest_replaced = false;
   for (std::size_t i = 0; i < options.arguments.size(); ++i) {
     const std::string& arg = options.arguments[i];
     if (arg == "--jobs" || arg == "-j") {
@@ -188,6 +214,11 @@ std::vector<std::size_t> run_workers(const Options& options, const Manifest& man
       continue;
     }
     if (arg.rfind("--jobs=", 0) == 0 || (arg.rfind("-j", 0) == 0 && arg.size() > 2)) continue;
+    if (!manifest_replaced && i > 0 && arg == options.manifest) {
+      base.push_back(snapshot.path());
+      manifest_replaced = true;
+      continue;
+    }
     base.push_back(arg);
   }
   base[0] = fs::read_symlink("/proc/self/exe").string();
@@ -254,7 +285,7 @@ int run(const Options& options) {
               manifest.points(), total, experiment_dir.c_str());
   std::fflush(stdout);
   if (options.jobs > 1 && total > 1) {
-    const auto failed = run_workers(options, manifest);
+    const auto failed = run_workers(options, manifest, experiment_dir);
     if (!failed.empty()) {
       std::string dirs;
       for (std::size_t index : failed) {

@@ -200,6 +200,30 @@ TEST(PelabCli, RunWritesTheExperimentAndSkipsFinishedRuns) {
   EXPECT_THAT(second.out, HasSubstr("already finished"));
 }
 
+// -j runs each run in a worker process that reads a snapshot of the manifest (so that editing the
+// manifest mid-sweep changes nothing); the snapshot is gone when the sweep ends.
+TEST(PelabCli, RunWithJobsStartsWorkersFromASnapshotOfTheManifest) {
+  ScratchDir dir;
+  {
+    std::ofstream manifest(dir / "jobs.toml");
+    manifest << "[experiment]\nseeds = [1, 2]\n\n"
+                "[task]\nplugin = \"marker_position\"\ntokens = 4\ntrain_samples = 32\n"
+                "test_samples = 16\n\n"
+                "[model]\nlayers = 1\nd_model = 8\nmlp_ratio = 1\n\n"
+                "[pe]\nplugin = \"learned\"\n\n"
+                "[train]\nepochs = 1\nbatch_size = 16\nthreads = 1\n";
+  }
+  const std::string out = dir / "out";
+  const Result result = pelab("run " + quoted(dir / "jobs.toml") + " -j 2 --out " + quoted(out));
+  ASSERT_EQ(result.exit_code, 0) << result.out;
+  EXPECT_THAT(result.out, HasSubstr("[2/2] default seed"));
+  EXPECT_TRUE(fs::is_regular_file(out + "/jobs/default/seed-1/summary.json"));
+  EXPECT_TRUE(fs::is_regular_file(out + "/jobs/default/seed-2/summary.json"));
+  for (const auto& entry : fs::directory_iterator(out + "/jobs")) {
+    EXPECT_THAT(entry.path().filename().string(), Not(StartsWith(".manifest-")));
+  }
+}
+
 TEST(PelabCli, BenchRunsAPluginsBenchmark) {
   const Result result =
       pelab("bench none --tokens 16 --d-model 16 --benchmark_min_time=0", "2>/dev/null");
