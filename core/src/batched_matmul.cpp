@@ -7,8 +7,6 @@
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
 
-#include "pelab/error.h"
-
 // The Fortran BLAS that LibTorch itself calls (libblas.so.3: OpenBLAS on Debian).
 extern "C" {
 void sgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k,

@@ -10,11 +10,11 @@ namespace pelab {
 /// [batch, heads, k, n] tensors of any strides, differentiable in both arguments.
 ///
 /// Attention multiplies many tiny matrices (16 tokens × 16 tokens × head_dim in the paper's model).
-/// ATen's CPU bmm hands each one to BLAS in its own call, after a select, a view and a conj check
-/// per sample, and that bookkeeping costs several times the arithmetic. Below
-/// `kSmallMatmulMaxWork` multiply-adds per matrix this runs a direct kernel over the whole batch,
-/// parallel over its matrices; above it, or for other dtypes, it is torch::matmul. Each output
-/// element is summed in the order of k, so the result does not depend on the thread count.
+/// ATen's CPU bmm (without MKL) hands each one to BLAS in its own call, after a select, a view
+/// and a conj check per matrix, and that bookkeeping costs as much as the arithmetic. Below
+/// `kSmallMatmulMaxWork` multiply-adds per matrix this makes the same BLAS calls directly,
+/// parallel over the batch's matrices, so its products equal torch::matmul's bit for bit; above
+/// it, with broadcasting, or for other dtypes, it is torch::matmul.
 torch::Tensor batched_matmul(const torch::Tensor& a, const torch::Tensor& b);
 
 /// The largest m·k·n handled by the direct kernel; larger matrices amortise BLAS's call cost.
