@@ -82,10 +82,11 @@ class ReportFolder : public ::testing::Test {
     std::ofstream(run + "/config.toml") << header(seed) << pe;
     std::ofstream(run + "/summary.json") << fmt::format(
         "{{\"status\": \"finished\", \"experiment\": \"exp\", \"point\": \"{}\", \"seed\": {}, "
+        "\"parameters\": 100, \"threads\": {}, \"wall_seconds\": {}, \"steps_per_second\": {}, "
         "\"final\": {{\"train/all/accuracy\": {}, \"test/all/accuracy\": {}, "
         "\"test/first/accuracy\": {}, \"test/all/loss\": 0.5}}, \"probes\": {{\"rsa\": "
         "{{\"spearman\": {}, \"spearman_block0\": {}, \"p_value\": null}}}}}}",
-        point, seed, train, test, test, spearman, spearman);
+        point, seed, seed, 60 * seed, 10 * seed, train, test, test, spearman, spearman);
     std::ofstream(run + "/metrics.csv")
         << "epoch,split,group,metric,value\n0,train,all,accuracy,0.25\n0,test,all,accuracy,0.25\n"
         << "1,train_epoch,all,loss,1.2\n2,train_epoch,all,loss,0.9\n"
@@ -137,6 +138,10 @@ TEST_F(ReportFolder, ResultsCsv) {
                                  "0\\.(05|0499+[0-9]*),2,\"learned, normal std\",0\\.2\n"));
   EXPECT_THAT(csv, HasSubstr("\npe=sinusoidal,train/all/accuracy,0.95,0,1,sinusoidal_nd,\n"));
   EXPECT_THAT(csv, HasSubstr("\npe.init.std=0.2,probe/rsa/p_value,nan,nan,0,"));
+  // The cost comes last, after the probes.
+  EXPECT_THAT(csv, HasSubstr("\npe.init.std=2,run/steps_per_second,15,5,2,"));
+  EXPECT_LT(csv.find("pe.init.std=2,probe/rsa/spearman,"),
+            csv.find("pe.init.std=2,run/parameters,"));
 }
 
 TEST_F(ReportFolder, WithoutGnuplotTheScriptsAreWritten) {
@@ -160,6 +165,8 @@ TEST_F(ReportFolder, WithoutGnuplotTheScriptsAreWritten) {
   const std::string md = test::slurp(dir_ / "exp/report.md");
   EXPECT_THAT(md, HasSubstr("gnuplot was not found"));
   EXPECT_THAT(md, HasSubstr("| learned, normal std=0.2 | 0.2 | 2 | 95.0 ± 5.0 | 85.0 ± 5.0 |"));
+  // Cost: parameters, threads (1 and 2: their mean), steps/s and minutes of wall time.
+  EXPECT_THAT(md, HasSubstr("| learned, normal std=2 | 2 | 100 | 1.5 | 15.0 ± 5.0 | 1.5 ± 0.5 |"));
   EXPECT_THAT(md, HasSubstr("a note for the reader"));
   EXPECT_THAT(md, HasSubstr("seed-3: failed"));
   EXPECT_THAT(test::slurp(dir_ / "exp/report.html"), HasSubstr("<table>"));

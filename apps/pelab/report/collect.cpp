@@ -185,6 +185,12 @@ Experiment collect(const std::string& dir) {
       for (const auto& [key, value] : summary["final"].items())
         run.values[key] = number_or_nan(value);
     }
+    // What the run cost, beside its results: comparable between points only when their runs
+    // had the machine to the same degree (summary.json records the threads, not the load).
+    for (const char* field : {"steps_per_second", "wall_seconds", "parameters", "threads"}) {
+      if (summary.contains(field))
+        run.values[fmt::format("run/{}", field)] = number_or_nan(summary[field]);
+    }
     if (summary.contains("probes") && summary["probes"].is_object()) {
       for (const auto& [probe, scalars] : summary["probes"].items()) {
         if (scalars.is_object()) {
@@ -298,8 +304,9 @@ Experiment collect(const std::string& dir) {
   if (experiment.splits.empty()) {
     for (const auto& [key, stat] : experiment.points.front().stats) {
       const std::string split = key.substr(0, key.find('/'));
-      if (split != "probe" && std::find(experiment.splits.begin(), experiment.splits.end(),
-                                        split) == experiment.splits.end()) {
+      if (split != "probe" && split != "run" &&
+          std::find(experiment.splits.begin(), experiment.splits.end(), split) ==
+              experiment.splits.end()) {
         experiment.splits.push_back(split);
       }
     }
@@ -310,14 +317,15 @@ Experiment collect(const std::string& dir) {
 std::string results_csv(const Experiment& experiment) {
   std::string csv = "point,metric,mean,sem,n,series,init_scale\n";
   for (const auto& point : experiment.points) {
-    // Final metrics first, then probe scalars.
+    // Final metrics first, then probe scalars, then the run's cost.
     std::vector<std::string> keys;
-    for (const auto& [key, stat] : point.stats) {
-      if (key.rfind("probe/", 0) != 0) keys.push_back(key);
-    }
-    for (const auto& [key, stat] : point.stats) {
-      if (key.rfind("probe/", 0) == 0) keys.push_back(key);
-    }
+    const auto rank = [](const std::string& key) {
+      return key.rfind("probe/", 0) == 0 ? 1 : key.rfind("run/", 0) == 0 ? 2 : 0;
+    };
+    for (const auto& [key, stat] : point.stats)
+      keys.push_back(key);
+    std::stable_sort(keys.begin(), keys.end(),
+                     [&](const std::string& a, const std::string& b) { return rank(a) < rank(b); });
     for (const auto& key : keys) {
       const Statistic& s = point.stats.at(key);
       csv += fmt::format("{},{},{},{},{},{},{}\n", csv_field(point.point), csv_field(key),

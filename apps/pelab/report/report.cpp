@@ -409,6 +409,28 @@ ReportResult write_report(const std::string& dir, Registry* registry,
         "scalar, per block too, is in results.csv.");
     doc.table(probe_header, probe_rows);
   }
+  doc.heading(2, "Cost");
+  {
+    // Parameters and threads are the same for every seed of a point: their mean is the value.
+    const auto mean_only = [](const Point& point, const std::string& key) {
+      auto it = point.stats.find(key);
+      return it == point.stats.end() || it->second.n == 0 ? std::string("-")
+                                                          : format_number(it->second.mean);
+    };
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& point : experiment.points) {
+      rows.push_back({point.label, std::to_string(point.runs.size()),
+                      mean_only(point, "run/parameters"), mean_only(point, "run/threads"),
+                      mean_sem(point.stats, "run/steps_per_second", 1.0, "{:.1f}"),
+                      mean_sem(point.stats, "run/wall_seconds", 1.0 / 60.0, "{:.1f}")});
+    }
+    doc.paragraph(
+        "As each run measured itself (summary.json): training steps per second over the whole "
+        "run, evaluation included, and its wall time. Runs that shared the CPU with others (`pelab "
+        "run -j`, other work) are slower by as much as they shared it; for a speed comparison "
+        "between PEs use `pelab bench NAME` or short runs on an otherwise idle machine.");
+    doc.table({"point", "n", "parameters", "threads", "steps/s", "wall (min)"}, rows);
+  }
   doc.heading(2, "Per run");
   {
     std::vector<std::string> header = {"point", "seed"};
@@ -466,8 +488,9 @@ ReportResult write_report(const std::string& dir, Registry* registry,
     doc.table({"label", "sweep point (folder)", "runs"}, rows, 3);
   }
   doc.paragraph(
-      "Files: results.csv (point,metric,mean,sem,n,series,init_scale for every final metric and "
-      "probe scalar), figures/*.png with the gnuplot scripts that drew them (figures/*.gp, data "
+      "Files: results.csv (point,metric,mean,sem,n,series,init_scale for every final metric, "
+      "probe scalar and cost), figures/*.png with the gnuplot scripts that drew them "
+      "(figures/*.gp, data "
       "inline), and per run <point>/seed-<s>/ (config.toml, metrics.csv, summary.json, pe/*.npy, "
       "probes/*.json and *.npy).");
 

@@ -31,7 +31,8 @@ Statistic summarise(const std::vector<double>& values);
 struct RunRecord {
   std::string dir;
   std::int64_t seed = 0;
-  /// Final metrics ("test/all/accuracy") and probe scalars ("probe/rsa/spearman"), from
+  /// Final metrics ("test/all/accuracy"), probe scalars ("probe/rsa/spearman") and the run's
+  /// cost ("run/steps_per_second", "run/wall_seconds", "run/parameters", "run/threads"), from
   /// summary.json.
   std::map<std::string, double> values;
   /// Probe notes and errors, "probe: text".
@@ -62,7 +63,7 @@ struct Experiment {
 /// (`<dir>/<point>/seed-<s>/`). Throws pelab::Error when it holds no run.
 Experiment collect(const std::string& dir);
 
-/// results.csv: point,metric,mean,sem,n,series,init_scale for every metric and probe scalar.
+/// results.csv: point,metric,mean,sem,n,series,init_scale for every metric, probe scalar and cost.
 std::string results_csv(const Experiment& experiment);
 
 /// The ground truth the figures draw: the task's token coordinates, or undefined.
