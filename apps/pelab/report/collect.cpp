@@ -314,6 +314,23 @@ Experiment collect(const std::string& dir) {
   return experiment;
 }
 
+std::vector<std::string> accuracy_groups(const Experiment& experiment, const std::string& split) {
+  std::vector<std::string> groups;
+  const std::string prefix = split + "/";
+  for (const auto& point : experiment.points) {
+    for (const auto& [key, stat] : point.stats) {
+      if (key.rfind(prefix, 0) != 0 || key.size() < 9 ||
+          key.compare(key.size() - 9, 9, "/accuracy") != 0) {
+        continue;
+      }
+      const std::string group = key.substr(prefix.size(), key.size() - prefix.size() - 9);
+      if (std::find(groups.begin(), groups.end(), group) == groups.end()) groups.push_back(group);
+    }
+  }
+  std::stable_partition(groups.begin(), groups.end(), [](const auto& g) { return g == "all"; });
+  return groups;
+}
+
 std::string results_csv(const Experiment& experiment) {
   std::string csv = "point,metric,mean,sem,n,series,init_scale\n";
   for (const auto& point : experiment.points) {

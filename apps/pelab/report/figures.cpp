@@ -216,24 +216,6 @@ void scale_panel(Script& script, const Experiment& experiment, const std::vector
   }
 }
 
-// The groups of a split that some point has an accuracy for: "all" first.
-std::vector<std::string> groups_of(const Experiment& experiment, const std::string& split) {
-  std::vector<std::string> groups;
-  const std::string prefix = split + "/";
-  for (const auto& point : experiment.points) {
-    for (const auto& [key, stat] : point.stats) {
-      if (key.rfind(prefix, 0) != 0 || key.size() < 9 ||
-          key.compare(key.size() - 9, 9, "/accuracy") != 0) {
-        continue;
-      }
-      const std::string group = key.substr(prefix.size(), key.size() - prefix.size() - 9);
-      if (std::find(groups.begin(), groups.end(), group) == groups.end()) groups.push_back(group);
-    }
-  }
-  std::stable_partition(groups.begin(), groups.end(), [](const auto& g) { return g == "all"; });
-  return groups;
-}
-
 Figure accuracy_figure(const Experiment& experiment) {
   Script script;
   const std::size_t panels = std::max<std::size_t>(1, experiment.splits.size());
@@ -243,7 +225,7 @@ Figure accuracy_figure(const Experiment& experiment) {
       panels, quote(experiment.name + ": final accuracy, mean ± SEM over seeds"));
   for (const auto& split : experiment.splits) {
     std::vector<Line> lines;
-    for (const auto& group : groups_of(experiment, split))
+    for (const auto& group : accuracy_groups(experiment, split))
       lines.push_back({fmt::format("{}/{}/accuracy", split, group), group});
     scale_panel(script, experiment, lines, split, "accuracy (%)", 100.0, true);
   }

@@ -187,26 +187,6 @@ std::string scale_text(const Point& point) {
   return point.init_scale ? format_number(*point.init_scale) : "-";
 }
 
-// The groups other than "all" of a split, in the order the keys sort.
-std::vector<std::string> groups_of(const Experiment& experiment, const std::string& split) {
-  std::vector<std::string> groups;
-  const std::string prefix = split + "/";
-  const std::string suffix = "/accuracy";
-  for (const auto& point : experiment.points) {
-    for (const auto& [key, stat] : point.stats) {
-      if (key.rfind(prefix, 0) != 0 || key.size() <= prefix.size() + suffix.size() ||
-          key.compare(key.size() - suffix.size(), suffix.size(), suffix) != 0) {
-        continue;
-      }
-      const std::string group =
-          key.substr(prefix.size(), key.size() - prefix.size() - suffix.size());
-      if (group != "all" && std::find(groups.begin(), groups.end(), group) == groups.end())
-        groups.push_back(group);
-    }
-  }
-  return groups;
-}
-
 // A plain-text table for the terminal.
 std::string text_table(const std::vector<std::string>& header,
                        const std::vector<std::vector<std::string>>& rows) {
@@ -384,7 +364,8 @@ ReportResult write_report(const std::string& dir, Registry* registry,
   doc.heading(2, "Accuracy (%)");
   doc.table(accuracy_header, accuracy_rows);
   for (const auto& split : experiment.splits) {
-    const auto groups = groups_of(experiment, split);
+    std::vector<std::string> groups = accuracy_groups(experiment, split);
+    groups.erase(std::remove(groups.begin(), groups.end(), "all"), groups.end());
     if (groups.empty()) continue;
     std::vector<std::string> header = {"point", "init scale"};
     for (const auto& group : groups)

@@ -63,6 +63,10 @@ struct Experiment {
 /// (`<dir>/<point>/seed-<s>/`). Throws pelab::Error when it holds no run.
 Experiment collect(const std::string& dir);
 
+/// The groups of a split ("all", "binary", ...) that some point has an accuracy for: "all" first,
+/// then the others in the order their keys sort.
+std::vector<std::string> accuracy_groups(const Experiment& experiment, const std::string& split);
+
 /// results.csv: point,metric,mean,sem,n,series,init_scale for every metric, probe scalar and cost.
 std::string results_csv(const Experiment& experiment);
 
