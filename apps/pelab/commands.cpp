@@ -359,7 +359,9 @@ int run(const Options& options) {
         continue;
       }
       const report::Statistic s = report::summarise(it->second);
-      table += fmt::format(" {:>12.1f} ± {:>5.1f} |", 100.0 * s.mean, 100.0 * s.sem);
+      // One seed has no standard error: say so rather than print 0.
+      const std::string sem = s.n > 1 ? fmt::format("{:.1f}", 100.0 * s.sem) : "-";
+      table += fmt::format(" {:>12.1f} ± {:>5} |", 100.0 * s.mean, sem);
     }
     table += "\n";
   }

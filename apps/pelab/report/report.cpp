@@ -172,8 +172,10 @@ std::string mean_sem(const std::map<std::string, Statistic>& stats, const std::s
                      double factor, const char* format) {
   auto it = stats.find(key);
   if (it == stats.end() || it->second.n == 0) return "-";
-  return fmt::format(format, factor * it->second.mean) + " ± " +
-         fmt::format(format, factor * it->second.sem);
+  const std::string mean = fmt::format(format, factor * it->second.mean);
+  // One seed has no standard error: the value alone, rather than a misleading "± 0".
+  if (it->second.n == 1) return mean;
+  return mean + " ± " + fmt::format(format, factor * it->second.sem);
 }
 
 std::string value_of(const std::map<std::string, double>& values, const std::string& key,
