@@ -93,7 +93,7 @@ for run in runs:
     maps = np.load(f"{run}/probes/attention-maps.npy")
     assert np.allclose(maps.sum(-1), 1.0, atol=1e-6)
 
-# results.csv: mean, SEM and n over seeds of every summary.json value.
+# results.csv: mean, SEM and n over seeds of every summary.json value, the run's cost too.
 rows = {(r["point"], r["metric"]): r for r in csv.DictReader(open(f"{experiment}/results.csv"))}
 points = {}
 for run in runs:
@@ -101,6 +101,8 @@ for run in runs:
     values = dict(summary["final"])
     for probe, scalars in summary["probes"].items():
         values.update({f"probe/{probe}/{k}": v for k, v in scalars.items()})
+    for field in ("steps_per_second", "wall_seconds", "parameters", "threads"):
+        values[f"run/{field}"] = summary[field]
     for key, value in values.items():
         points.setdefault((summary["point"], key), []).append(value)
 assert len(points) == len(rows), (len(points), len(rows))
