@@ -4,10 +4,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cmath>
 #include <cstdio>
 #include <map>
-#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -19,7 +17,6 @@
 #include "pelab/registry.h"
 #include "pelab/run.h"
 #include "pelab/run_io.h"
-#include "report/report.h"
 #include "report_command.h"
 
 extern char** environ;
@@ -161,46 +158,39 @@ int validate(const Options& options) {
 
 namespace {
 
-// Starts `pelab run ... --only <index> --quiet` for each run, at most `jobs` at a time, each with
-// cores / jobs intra-op threads unless the manifest fixes the thread count. Returns the indices of
-// the runs whose worker failed.
 // Intra-op threads of each of `jobs` concurrent runs: an equal share of the cores.
 std::int64_t threads_per_job(int jobs) {
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   return std::max<std::int64_t>(1, static_cast<std::int64_t>(cores) / jobs);
 }
 
-// The configuration a worker runs: the manifest's, with its share of the cores when the manifest
-// leaves the thread count to pelab.
-RunConfig worker_config(RunConfig config, int jobs) {
-  if (config.train.integer("threads") == 0) {
-    config.train.set("threads", threads_per_job(jobs), config.train.location("threads"));
-  }
-  return config;
-}
-
 // A copy of the manifest as this process read it, for its workers: editing the manifest while a
-// sweep runs must not change the runs it has yet to start. Removed when the sweep ends.
+// sweep runs must not change the runs it has yet to start. It keeps the manifest's file name,
+// from which a manifest without [experiment] name takes its name. Removed when the sweep ends.
 class ManifestSnapshot {
  public:
-  ManifestSnapshot(const std::string& manifest, const std::string& experiment_dir) {
-    boost::system::error_code error;
-    fs::create_directories(experiment_dir, error);
-    path_ = (fs::path(experiment_dir) / fmt::format(".manifest-{}.toml", ::getpid())).string();
+  ManifestSnapshot(const std::string& manifest, const std::string& experiment_dir)
+      : dir_((fs::path(experiment_dir) / fmt::format(".manifest-{}", ::getpid())).string()),
+        path_((fs::path(dir_) / fs::path(manifest).filename()).string()) {
+    fs::create_directories(dir_);
     write_file_atomically(path_, read_file(manifest));
   }
   ~ManifestSnapshot() {
     boost::system::error_code ignored;
-    fs::remove(path_, ignored);
+    fs::remove_all(dir_, ignored);
   }
   ManifestSnapshot(const ManifestSnapshot&) = delete;
   ManifestSnapshot& operator=(const ManifestSnapshot&) = delete;
   const std::string& path() const { return path_; }
 
  private:
+  std::string dir_;
   std::string path_;
 };
 
+// Starts `pelab run ... --only <index> --quiet` for each run, at most `jobs` at a time, each with
+// cores / jobs intra-op threads unless the manifest fixes the thread count. Returns the indices of
+// the runs whose worker failed.
 std::vector<std::size_t> run_workers(const Options& options, const Manifest& manifest,
                                      const std::string& experiment_dir) {
   const std::int64_t threads = threads_per_job(options.jobs);
@@ -295,78 +285,24 @@ int run(const Options& options) {
       throw Error(fmt::format("{} of {} runs failed; see run.log and summary.json in:{}",
                               failed.size(), total, dirs));
     }
-  }
-
-  // point -> metric -> values over seeds, in run order. Runs finished by workers (or earlier)
-  // are skipped here and only read back.
-  std::vector<std::string> points;
-  std::map<std::string, std::map<std::string, std::vector<double>>> values;
-  for (std::size_t i = 0; i < total; ++i) {
-    const RunConfig& config = manifest.runs()[i];
-    const std::string label = config.point.empty() ? "default" : config.point;
-    const bool sequential = options.jobs <= 1 || total <= 1;
-    if (sequential) {
-      std::printf("[%zu/%zu] %s seed %lld\n", i + 1, total, label.c_str(),
+  } else {  // the runs train here, in order; a finished one is skipped
+    for (std::size_t i = 0; i < total; ++i) {
+      const RunConfig& config = manifest.runs()[i];
+      std::printf("[%zu/%zu] %s seed %lld\n", i + 1, total,
+                  config.point.empty() ? "default" : config.point.c_str(),
                   static_cast<long long>(config.seed));
       std::fflush(stdout);
-    }
-    RunOptions collect = run_options;
-    collect.force = sequential && options.force;
-    const RunOutcome outcome =
-        execute_run(sequential ? config : worker_config(config, options.jobs), registry,
-                    options.output, collect);
-    if (sequential) {
+      const RunOutcome outcome = execute_run(config, registry, options.output, run_options);
       if (outcome.skipped) {
         std::printf("        already finished (use --force to run it again)\n");
       } else {
         std::printf("        done in %.1f s\n", outcome.seconds);
       }
     }
-    if (std::find(points.begin(), points.end(), label) == points.end()) points.push_back(label);
-    for (const auto& [key, value] : outcome.final_metrics)
-      values[label][key].push_back(value);
   }
 
-  // The accuracy of every split, overall, at the final epoch.
-  std::vector<std::string> columns;
-  for (const auto& [point, metrics] : values) {
-    for (const auto& [key, seeds] : metrics) {
-      const bool overall_accuracy =
-          key.size() > 13 && key.substr(key.size() - 13) == "/all/accuracy";
-      if (overall_accuracy && std::find(columns.begin(), columns.end(), key) == columns.end()) {
-        columns.push_back(key);
-      }
-    }
-  }
-  std::size_t width = 28;
-  for (const auto& point : points)
-    width = std::max(width, point.size());
-  std::string table = fmt::format("| {:<{}} | {:>2} |", "point", width, "n");
-  std::string rule = fmt::format("|{:-<{}}|{:-<4}|", "", width + 2, "");
-  for (const auto& column : columns) {
-    table += fmt::format(" {:>20} |", column.substr(0, column.size() - 13) + " accuracy");
-    rule += fmt::format("{:-<22}|", "");
-  }
-  table += "\n" + rule + "\n";
-  for (const auto& point : points) {
-    const auto& metrics = values[point];
-    std::size_t n = metrics.empty() ? 0 : metrics.begin()->second.size();
-    table += fmt::format("| {:<{}} | {:>2} |", point, width, n);
-    for (const auto& column : columns) {
-      auto it = metrics.find(column);
-      if (it == metrics.end()) {
-        table += fmt::format(" {:>20} |", "-");
-        continue;
-      }
-      const report::Statistic s = report::summarise(it->second);
-      // One seed has no standard error: say so rather than print 0.
-      const std::string sem = s.n > 1 ? fmt::format("{:.1f}", 100.0 * s.sem) : "-";
-      table += fmt::format(" {:>12.1f} ± {:>5} |", 100.0 * s.mean, sem);
-    }
-    table += "\n";
-  }
-  std::printf("\nFinal accuracy (%%), mean ± SEM over seeds:\n%s\n", table.c_str());
-  // results.csv (every metric and probe scalar), report.md, report.html, figures/.
+  // The accuracy table of every finished run in the folder; results.csv, report.md,
+  // report.html, figures/.
   report_after_run(experiment_dir, registry);
   return 0;
 }

@@ -13,8 +13,9 @@ namespace pelab::cli {
 namespace {
 
 void print(const report::ReportResult& result) {
-  std::printf("%zu run(s), %zu point(s). Final accuracy (%%), mean ± SEM over seeds:\n%s\n",
-              result.runs, result.points, result.accuracy_table.c_str());
+  std::printf(
+      "%zu finished run(s) in %zu point(s). Final accuracy (%%), mean ± SEM over seeds:\n%s\n",
+      result.runs, result.points, result.accuracy_table.c_str());
   for (const auto& warning : result.warnings)
     std::fprintf(stderr, "warning: %s\n", warning.c_str());
   std::printf(
@@ -36,11 +37,8 @@ int report(const Options& options, const ReportOptions& report_options) {
 
 void report_after_run(const std::string& experiment_dir, Registry& registry) {
   try {
-    const report::ReportResult result = report::write_report(experiment_dir, &registry);
-    for (const auto& warning : result.warnings)
-      std::fprintf(stderr, "warning: %s\n", warning.c_str());
-    std::printf("Report: %s/report.html, report.md   all metrics: %s/results.csv\n",
-                experiment_dir.c_str(), experiment_dir.c_str());
+    std::printf("\n");
+    print(report::write_report(experiment_dir, &registry));
   } catch (const std::exception& e) {  // the runs are done and kept: a report problem is a warning
     std::fprintf(stderr, "warning: no report: %s\n", e.what());
   }

@@ -22,7 +22,8 @@ struct ReportOptions {
 /// prints the accuracy table and where the files are.
 int report(const Options& options, const ReportOptions& report_options);
 
-/// The report of an experiment `pelab run` has just run (warnings are printed, not thrown).
+/// The report of an experiment `pelab run` has just run, printed as `pelab report` prints it: it
+/// covers every finished run in the folder. A failure is a warning: the runs are kept.
 void report_after_run(const std::string& experiment_dir, Registry& registry);
 
 /// The `report` subcommand: registers itself on `app`; `execute()` runs it once parsed.

@@ -188,6 +188,9 @@ TEST(PelabCli, RunWritesTheExperimentAndSkipsFinishedRuns) {
   ASSERT_EQ(first.exit_code, 0) << first.out;
   EXPECT_THAT(first.out, HasSubstr("experiment 'cli': 1 point(s), 2 run(s)"));
   EXPECT_THAT(first.out, HasSubstr("[2/2] default seed 2"));
+  // The table is the report's: both seeds, by the PE's readable name.
+  EXPECT_THAT(first.out, HasSubstr("2 finished run(s) in 1 point(s)"));
+  EXPECT_THAT(first.out, ContainsRegex("\nlearned, normal std=1 +1 +2 +[0-9.]+ ± [0-9.]+ "));
   for (const char* file :
        {"cli/report.md", "cli/results.csv", "cli/default/seed-1/metrics.csv",
         "cli/default/seed-2/summary.json", "cli/default/seed-2/probes/pe_norm.json"}) {
@@ -201,7 +204,8 @@ TEST(PelabCli, RunWritesTheExperimentAndSkipsFinishedRuns) {
 }
 
 // -j runs each run in a worker process that reads a snapshot of the manifest (so that editing the
-// manifest mid-sweep changes nothing); the snapshot is gone when the sweep ends.
+// manifest mid-sweep changes nothing); the snapshot is gone when the sweep ends. (A snapshot under
+// another file name once sent the runs of an unnamed manifest to an experiment of that name.)
 TEST(PelabCli, RunWithJobsStartsWorkersFromASnapshotOfTheManifest) {
   ScratchDir dir;
   {
@@ -222,6 +226,11 @@ TEST(PelabCli, RunWithJobsStartsWorkersFromASnapshotOfTheManifest) {
   for (const auto& entry : fs::directory_iterator(out + "/jobs")) {
     EXPECT_THAT(entry.path().filename().string(), Not(StartsWith(".manifest-")));
   }
+  // The manifest has no [experiment] name: the workers take it from the snapshot's file name,
+  // which must be the manifest's, so every run lands in out/jobs and nowhere else.
+  for (const auto& entry : fs::directory_iterator(out))
+    EXPECT_EQ(entry.path().filename().string(), "jobs");
+  EXPECT_THAT(result.out, HasSubstr("2 finished run(s) in 1 point(s)"));
 }
 
 TEST(PelabCli, BenchRunsAPluginsBenchmark) {

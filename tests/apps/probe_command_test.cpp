@@ -173,7 +173,7 @@ TEST_F(ProbeCommand, ReportCommand) {
   const std::string experiment = *dir_ / "out/tiny";
   const Result result = pelab("report " + quoted(experiment));
   ASSERT_EQ(result.exit_code, 0) << result.out;
-  EXPECT_THAT(result.out, HasSubstr("2 run(s), 2 point(s)"));
+  EXPECT_THAT(result.out, HasSubstr("2 finished run(s) in 2 point(s)"));
   EXPECT_THAT(result.out, HasSubstr("learned, normal std=0.2"));
   // results.csv agrees with the runs' summary.json files.
   const json summary = read_json(run_dir("0.2") + "/summary.json");
