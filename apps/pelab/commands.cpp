@@ -18,6 +18,7 @@
 #include "pelab/run.h"
 #include "pelab/run_io.h"
 #include "report_command.h"
+#include "sweep_interruption.h"
 
 extern char** environ;
 
@@ -181,6 +182,7 @@ class ManifestSnapshot {
   }
   ManifestSnapshot(const ManifestSnapshot&) = delete;
   ManifestSnapshot& operator=(const ManifestSnapshot&) = delete;
+  const std::string& dir() const { return dir_; }
   const std::string& path() const { return path_; }
 
  private:
@@ -195,6 +197,7 @@ std::vector<std::size_t> run_workers(const Options& options, const Manifest& man
                                      const std::string& experiment_dir) {
   const std::int64_t threads = threads_per_job(options.jobs);
   const ManifestSnapshot snapshot(options.manifest, experiment_dir);
+  SweepInterruption interruption(snapshot.path(), snapshot.dir());
   std::vector<std::string> base;
   bool manifest_replaced = false;
   for (std::size_t i = 0; i < options.arguments.size(); ++i) {
@@ -221,6 +224,7 @@ std::vector<std::size_t> run_workers(const Options& options, const Manifest& man
     int status = 0;
     const pid_t pid = ::waitpid(-1, &status, 0);
     if (pid <= 0) return;
+    interruption.remove_worker(pid);
     const std::size_t index = running.at(pid);
     running.erase(pid);
     const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
@@ -245,6 +249,7 @@ std::vector<std::size_t> run_workers(const Options& options, const Manifest& man
       pid_t pid = 0;
       PELAB_CHECK(::posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) == 0,
                   "cannot start a worker process ({})", argv[0]);
+      interruption.add_worker(pid);
       running[pid] = next++;
     } else {
       reap();
