@@ -52,7 +52,7 @@ int dump(const std::string& workload_name, const std::string& out, std::int64_t 
                                  {"heads", model.heads},
                                  {"tokens", data.inputs.size(1)},
                                  {"input_size", data.inputs.size(2)},
-                                 {"num_classes", workload.task().num_classes()},
+                                 {"num_classes", workload.task().objective().outputs},
                                  {"lr", train.lr},
                                  {"weight_decay", train.weight_decay},
                                  {"steps", steps},

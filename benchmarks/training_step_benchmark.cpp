@@ -102,7 +102,7 @@ int print_gemms(const std::string& name) {
                               {"batch", w.inputs().size(0)},
                               {"tokens", w.inputs().size(1)},
                               {"input_size", w.inputs().size(2)},
-                              {"num_classes", w.task().num_classes()},
+                              {"num_classes", w.task().objective().outputs},
                               {"flops_per_step", total_flops(w.gemms())},
                               {"gemms", gemms}}
                    .dump(2)

@@ -56,7 +56,7 @@ TrainingWorkload::TrainingWorkload(const std::string& manifest, Registry& regist
   task_ = registry.create_task(config_.task);
   const Layout layout = task_->layout();
   model_ = std::make_shared<TransformerEncoder>(
-      ModelConfig::from_params(config_.model), task_->input_size(), task_->num_classes(),
+      ModelConfig::from_params(config_.model), task_->input_size(), task_->objective(),
       [&](const ModelShape& shape) {
         return registry.create_positional_encoding(config_.pe, layout, shape);
       });
@@ -73,7 +73,7 @@ TrainingWorkload::TrainingWorkload(const std::string& manifest, Registry& regist
 
 std::vector<Gemm> TrainingWorkload::gemms() const {
   return training_step_gemms(ModelConfig::from_params(config_.model), inputs_.size(0),
-                             inputs_.size(1), inputs_.size(2), task_->num_classes());
+                             inputs_.size(1), inputs_.size(2), task_->objective().outputs);
 }
 
 std::int64_t TrainingWorkload::evaluation_samples() const {

@@ -13,9 +13,8 @@ namespace pelab::cli {
 namespace {
 
 void print(const report::ReportResult& result) {
-  std::printf(
-      "%zu finished run(s) in %zu point(s). Final accuracy (%%), mean ± SEM over seeds:\n%s\n",
-      result.runs, result.points, result.accuracy_table.c_str());
+  std::printf("%zu finished run(s) in %zu point(s). Final values, mean ± SEM over seeds. %s\n",
+              result.runs, result.points, result.metrics_table.c_str());
   for (const auto& warning : result.warnings)
     std::fprintf(stderr, "warning: %s\n", warning.c_str());
   std::printf(

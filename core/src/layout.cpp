@@ -54,6 +54,25 @@ void Layout::validate() const {
     PELAB_CHECK(product == tokens, "layout grid shape {} holds {} cells, not {} tokens",
                 fmt::join(grid_shape, "x"), product, tokens);
   }
+  if (has_communities()) {
+    PELAB_CHECK(communities.dim() == 1 && communities.size(0) == tokens &&
+                    communities.scalar_type() == torch::kInt64,
+                "layout communities must be int64 [tokens={}], got {} {}", tokens,
+                c10::toString(communities.scalar_type()), fmt::join(communities.sizes(), "x"));
+    PELAB_CHECK(communities.min().item<std::int64_t>() >= 0,
+                "layout community labels must be >= 0");
+    PELAB_CHECK(community_names.empty() || communities.max().item<std::int64_t>() <
+                                               static_cast<std::int64_t>(community_names.size()),
+                "layout community labels reach {} but only {} community names are given",
+                communities.max().item<std::int64_t>(), community_names.size());
+  }
+  for (const auto& [name, relation] : relations) {
+    PELAB_CHECK(relation.defined() && relation.dim() == 2 && relation.size(0) == tokens &&
+                    relation.size(1) == tokens,
+                "layout relation '{}' must be [tokens={}, tokens], got {}", name, tokens,
+                relation.defined() ? fmt::format("{}", fmt::join(relation.sizes(), "x"))
+                                   : std::string("undefined"));
+  }
 }
 
 }  // namespace pelab

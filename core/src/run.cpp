@@ -255,7 +255,7 @@ RunOutcome execute_run(const RunConfig& config, Registry& registry, const std::s
   const Layout layout = task->layout();
   layout.validate();
   auto model = std::make_shared<TransformerEncoder>(
-      model_config, task->input_size(), task->num_classes(), [&](const ModelShape& shape) {
+      model_config, task->input_size(), task->objective(), [&](const ModelShape& shape) {
         return registry.create_positional_encoding(config.pe, layout, shape);
       });
   Trainer trainer(*model, *task, train_config);
@@ -383,6 +383,7 @@ RunOutcome execute_run(const RunConfig& config, Registry& registry, const std::s
       {"point", config.point},
       {"seed", config.seed},
       {"epochs", epochs},
+      {"objective", task->objective().name()},
       {"parameters", model->parameter_count()},
       {"threads", threads},
       {"wall_seconds", outcome.seconds},

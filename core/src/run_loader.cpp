@@ -128,8 +128,7 @@ LoadedRun load_run(const std::string& dir, Registry& registry, const std::string
     const RunConfig& config = run.config;
     const Layout& layout = run.layout;
     auto model = std::make_shared<TransformerEncoder>(
-        model_config, run.task->input_size(), run.task->num_classes(),
-        [&](const ModelShape& shape) {
+        model_config, run.task->input_size(), run.task->objective(), [&](const ModelShape& shape) {
           return registry.create_positional_encoding(config.pe, layout, shape);
         });
     try {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
@@ -85,6 +86,24 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainConfig& confi
                                                              .weight_decay(config.weight_decay));
 }
 
+// The seed of a split's evaluation masks: the split's name alone (FNV-1a), so that every run and
+// every epoch scores the same masked tokens.
+std::uint64_t evaluation_mask_seed(const std::string& split) {
+  std::uint64_t hash = 14695981039346656037ull;
+  for (const unsigned char c : split)
+    hash = (hash ^ c) * 1099511628211ull;
+  return hash;
+}
+
+// Mean squared error over the masked tokens' values: predictions and targets [batch, tokens,
+// outputs], mask [batch, tokens].
+torch::Tensor masked_mse(const torch::Tensor& predictions, const torch::Tensor& targets,
+                         const torch::Tensor& mask) {
+  const torch::Tensor weight = mask.unsqueeze(-1).to(predictions.scalar_type());
+  const double values = static_cast<double>(mask.sum().item<std::int64_t>() * targets.size(2));
+  return (predictions - targets).pow(2).mul(weight).sum().div(values);
+}
+
 }  // namespace
 
 // LibTorch's CPU allocator is plain malloc. glibc serves large blocks with fresh mmaps and hands
@@ -101,13 +120,25 @@ void keep_freed_memory_for_reuse() {
 }
 
 Trainer::Trainer(TransformerEncoder& model, Task& task, const TrainConfig& config)
-    : model_(model), task_(task), config_(config), split_names_(task.splits()) {
+    : model_(model),
+      task_(task),
+      config_(config),
+      objective_(task.objective()),
+      split_names_(task.splits()) {
   keep_freed_memory_for_reuse();
   PELAB_CHECK(!split_names_.empty(), "the task declares no splits");
+  PELAB_INTERNAL_ASSERT(
+      model.objective().kind == objective_.kind && model.objective().outputs == objective_.outputs,
+      "the model was built for another objective than the task's");
   const Layout layout = task.layout();
   for (const auto& split : split_names_) {
     Dataset dataset = task.load(split);
-    dataset.validate("split '" + split + "'", layout.tokens, task.input_size(), task.num_classes());
+    dataset.validate("split '" + split + "'", layout.tokens, task.input_size(), objective_);
+    if (objective_.masked() && !dataset.masks.defined()) {
+      dataset.masks =
+          draw_token_masks(dataset.size(), layout.tokens, dataset.mask_ratio,
+                           at::make_generator<at::CPUGeneratorImpl>(evaluation_mask_seed(split)));
+    }
     datasets_.emplace(split, std::move(dataset));
   }
   PELAB_CHECK(datasets_.at(split_names_.front()).size() > 0, "the training split '{}' is empty",
@@ -157,8 +188,16 @@ double Trainer::train_epoch() {
   return loss_sum / static_cast<double>(samples);
 }
 
-double Trainer::train_step(const torch::Tensor& inputs, const torch::Tensor& targets) {
+double Trainer::train_step(const torch::Tensor& inputs, const torch::Tensor& targets,
+                           const torch::Tensor& masks) {
   model_.train();
+  torch::Tensor batch_masks = masks;
+  if (objective_.masked() && !batch_masks.defined()) {
+    // A fresh mask per sample and step, from the run's seeded generator.
+    batch_masks = draw_token_masks(inputs.size(0), inputs.size(1),
+                                   datasets_.at(split_names_.front()).mask_ratio,
+                                   at::detail::getDefaultCPUGenerator());
+  }
   const auto perturb = [this](const torch::Tensor& x) { return task_.perturb_embedding(x, true); };
   // Dropping the gradients (rather than zeroing them) lets backward hand its freshly computed
   // gradients to the parameters without a fill and an add per parameter.
@@ -167,7 +206,12 @@ double Trainer::train_step(const torch::Tensor& inputs, const torch::Tensor& tar
   torch::Tensor loss;
   {
     Bf16Autocast autocast(config_.bf16_autocast);
-    loss = torch::nll_loss(model_.forward(inputs, perturb), targets).to(torch::kFloat32);
+    if (objective_.masked()) {
+      loss = masked_mse(model_.forward(inputs, perturb, batch_masks).to(torch::kFloat32), targets,
+                        batch_masks);
+    } else {
+      loss = torch::nll_loss(model_.forward(inputs, perturb), targets).to(torch::kFloat32);
+    }
   }
   const double value = loss.item<double>();
   PELAB_CHECK(std::isfinite(value),
@@ -194,34 +238,102 @@ std::vector<MetricRow> Trainer::evaluate(std::int64_t epoch) {
     const torch::Tensor& state;
     ~Restore() { generator.set_state(state); }
   } restore{generator, rng_state};
-  const auto perturb = [this](const torch::Tensor& x) { return task_.perturb_embedding(x, false); };
   std::vector<MetricRow> rows;
   for (const auto& split : split_names_) {
     const Dataset& data = datasets_.at(split);
     if (data.size() == 0) continue;
-    std::vector<torch::Tensor> losses, correct;
-    for (std::int64_t start = 0; start < data.size(); start += config_.eval_batch_size) {
-      const std::int64_t end = std::min(start + config_.eval_batch_size, data.size());
+    auto split_rows = objective_.masked() ? evaluate_masked(epoch, split, data)
+                                          : evaluate_classification(epoch, split, data);
+    rows.insert(rows.end(), split_rows.begin(), split_rows.end());
+  }
+  return rows;
+}
+
+std::vector<MetricRow> Trainer::evaluate_classification(std::int64_t epoch,
+                                                        const std::string& split,
+                                                        const Dataset& data) {
+  const auto perturb = [this](const torch::Tensor& x) { return task_.perturb_embedding(x, false); };
+  std::vector<torch::Tensor> losses, correct;
+  for (std::int64_t start = 0; start < data.size(); start += config_.eval_batch_size) {
+    const std::int64_t end = std::min(start + config_.eval_batch_size, data.size());
+    Bf16Autocast autocast(config_.bf16_autocast);
+    const torch::Tensor log_probs =
+        model_.forward(data.inputs.slice(0, start, end), perturb).to(torch::kFloat32);
+    const torch::Tensor targets = data.targets.slice(0, start, end);
+    losses.push_back(torch::nll_loss(log_probs, targets, {}, at::Reduction::None));
+    correct.push_back(log_probs.argmax(1).eq(targets).to(torch::kFloat64));
+  }
+  const torch::Tensor loss = torch::cat(losses).to(torch::kFloat64);
+  const torch::Tensor hits = torch::cat(correct);
+  std::vector<MetricRow> rows;
+  rows.push_back({epoch, split, "all", "loss", loss.mean().item<double>()});
+  rows.push_back({epoch, split, "all", "accuracy", hits.mean().item<double>()});
+  if (!data.groups.defined()) return rows;
+  for (std::size_t group = 0; group < data.group_names.size(); ++group) {
+    const torch::Tensor mask = data.groups.eq(static_cast<std::int64_t>(group));
+    if (mask.sum().item<std::int64_t>() == 0) continue;
+    rows.push_back({epoch, split, data.group_names[group], "loss",
+                    loss.masked_select(mask).mean().item<double>()});
+    rows.push_back({epoch, split, data.group_names[group], "accuracy",
+                    hits.masked_select(mask).mean().item<double>()});
+  }
+  return rows;
+}
+
+namespace {
+
+// Sums over a sample's masked values from which MSE and Pearson's r of any set of samples follow.
+enum MaskedSum { kCount, kSumP, kSumT, kSumPP, kSumTT, kSumPT, kSumSquaredError, kMaskedSums };
+
+// MSE and Pearson's r of the masked values pooled over the samples whose sums are `sums` [k, 7].
+std::pair<double, double> mse_and_r(const torch::Tensor& sums) {
+  const torch::Tensor total = sums.sum(0);
+  const auto at = [&](MaskedSum which) { return total[which].item<double>(); };
+  const double n = at(kCount);
+  const double mse = at(kSumSquaredError) / n;
+  const double cov = at(kSumPT) - at(kSumP) * at(kSumT) / n;
+  const double var_p = at(kSumPP) - at(kSumP) * at(kSumP) / n;
+  const double var_t = at(kSumTT) - at(kSumT) * at(kSumT) / n;
+  const double r = var_p > 0 && var_t > 0 ? cov / std::sqrt(var_p * var_t)
+                                          : std::numeric_limits<double>::quiet_NaN();
+  return {mse, r};
+}
+
+}  // namespace
+
+std::vector<MetricRow> Trainer::evaluate_masked(std::int64_t epoch, const std::string& split,
+                                                const Dataset& data) {
+  const auto perturb = [this](const torch::Tensor& x) { return task_.perturb_embedding(x, false); };
+  std::vector<torch::Tensor> per_sample;
+  for (std::int64_t start = 0; start < data.size(); start += config_.eval_batch_size) {
+    const std::int64_t end = std::min(start + config_.eval_batch_size, data.size());
+    const torch::Tensor mask = data.masks.slice(0, start, end);
+    torch::Tensor predictions;
+    {
       Bf16Autocast autocast(config_.bf16_autocast);
-      const torch::Tensor log_probs =
-          model_.forward(data.inputs.slice(0, start, end), perturb).to(torch::kFloat32);
-      const torch::Tensor targets = data.targets.slice(0, start, end);
-      losses.push_back(torch::nll_loss(log_probs, targets, {}, at::Reduction::None));
-      correct.push_back(log_probs.argmax(1).eq(targets).to(torch::kFloat64));
+      predictions = model_.forward(data.inputs.slice(0, start, end), perturb, mask);
     }
-    const torch::Tensor loss = torch::cat(losses).to(torch::kFloat64);
-    const torch::Tensor hits = torch::cat(correct);
-    rows.push_back({epoch, split, "all", "loss", loss.mean().item<double>()});
-    rows.push_back({epoch, split, "all", "accuracy", hits.mean().item<double>()});
-    if (!data.groups.defined()) continue;
-    for (std::size_t group = 0; group < data.group_names.size(); ++group) {
-      const torch::Tensor mask = data.groups.eq(static_cast<std::int64_t>(group));
-      if (mask.sum().item<std::int64_t>() == 0) continue;
-      rows.push_back({epoch, split, data.group_names[group], "loss",
-                      loss.masked_select(mask).mean().item<double>()});
-      rows.push_back({epoch, split, data.group_names[group], "accuracy",
-                      hits.masked_select(mask).mean().item<double>()});
-    }
+    const torch::Tensor p = predictions.to(torch::kFloat64);
+    const torch::Tensor t = data.targets.slice(0, start, end).to(torch::kFloat64);
+    const torch::Tensor w = mask.unsqueeze(-1).to(torch::kFloat64).expand_as(p);
+    const auto sum = [](const torch::Tensor& x) { return x.sum({1, 2}); };
+    per_sample.push_back(torch::stack({sum(w), sum(w * p), sum(w * t), sum(w * p * p),
+                                       sum(w * t * t), sum(w * p * t), sum(w * (p - t).pow(2))},
+                                      1));
+  }
+  const torch::Tensor sums = torch::cat(per_sample);
+  std::vector<MetricRow> rows;
+  const auto add = [&](const std::string& group, const torch::Tensor& group_sums) {
+    const auto [mse, r] = mse_and_r(group_sums);
+    rows.push_back({epoch, split, group, "mse", mse});
+    rows.push_back({epoch, split, group, "r", r});
+  };
+  add("all", sums);
+  if (!data.groups.defined()) return rows;
+  for (std::size_t group = 0; group < data.group_names.size(); ++group) {
+    const torch::Tensor selected = data.groups.eq(static_cast<std::int64_t>(group));
+    if (selected.sum().item<std::int64_t>() == 0) continue;
+    add(data.group_names[group], sums.index({selected}));
   }
   return rows;
 }

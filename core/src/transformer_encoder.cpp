@@ -10,6 +10,9 @@
 namespace pelab {
 namespace {
 
+// The mask embedding's initial scale: small beside the projected inputs, as BERT's and MAE's.
+constexpr double kMaskEmbeddingInitStd = 0.02;
+
 // ATen's linear fuses the bias into the GEMM (one addmm) for 2D and contiguous 3D inputs, where
 // the C++ frontend's Linear::forward (LibTorch 1.13) runs a matmul and then a separate add.
 torch::Tensor linear(const torch::Tensor& x, const torch::nn::Linear& layer) {
@@ -112,9 +115,11 @@ torch::Tensor EncoderBlockImpl::forward(const torch::Tensor& x, PositionalEncodi
 }
 
 TransformerEncoder::TransformerEncoder(const ModelConfig& config, std::int64_t input_size,
-                                       std::int64_t num_classes,
+                                       const Objective& objective,
                                        const PositionalEncodingFactory& make_pe)
-    : config_(config) {
+    : config_(config), objective_(objective) {
+  PELAB_CHECK(objective.outputs > 0, "the task's objective declares {} outputs; it needs >= 1",
+              objective.outputs);
   PELAB_CHECK(config.layers > 0, "a model needs at least one block");
   input_projection_ =
       register_module("input_projection", torch::nn::Linear(input_size, config.d_model));
@@ -136,7 +141,14 @@ TransformerEncoder::TransformerEncoder(const ModelConfig& config, std::int64_t i
   }
   for (const auto& pe : pes_)
     PELAB_INTERNAL_ASSERT(pe != nullptr, "a PE factory returned null");
-  head_ = register_module("head", torch::nn::Linear(config.d_model, num_classes));
+  head_ = register_module("head", torch::nn::Linear(config.d_model, objective.outputs));
+  if (objective.masked()) {
+    // A masked token carries no input: one learned vector stands for all of them (BERT's [MASK],
+    // MAE's mask token), so that only its PE tells the model which token it has to predict.
+    // Registered last, so that a classification model draws its initial weights as before.
+    mask_embedding_ = register_parameter(
+        "mask_embedding", torch::randn({config.d_model}).mul_(kMaskEmbeddingInitStd));
+  }
 }
 
 PositionalEncoding* TransformerEncoder::pe_for_block(std::int64_t block) const {
@@ -154,8 +166,16 @@ PositionalEncoding* TransformerEncoder::pe_for_block(std::int64_t block) const {
 
 torch::Tensor TransformerEncoder::encode(
     const torch::Tensor& inputs, const std::function<torch::Tensor(const torch::Tensor&)>& perturb,
-    std::vector<torch::Tensor>* weights) {
+    const torch::Tensor& mask, std::vector<torch::Tensor>* weights) {
   torch::Tensor x = linear(inputs, input_projection_);
+  if (mask.defined()) {
+    PELAB_CHECK(objective_.masked(), "a token mask was given to a classification model");
+    PELAB_CHECK(mask.dim() == 2 && mask.size(0) == inputs.size(0) &&
+                    mask.size(1) == inputs.size(1) && mask.scalar_type() == torch::kBool,
+                "the token mask must be bool [batch={}, tokens={}]", inputs.size(0),
+                inputs.size(1));
+    x = torch::where(mask.unsqueeze(-1), mask_embedding_.to(x.scalar_type()), x);
+  }
   if (perturb) x = perturb(x);
   for (std::size_t block = 0; block < blocks_.size(); ++block) {
     PositionalEncoding* pe = pe_for_block(static_cast<std::int64_t>(block));
@@ -168,19 +188,25 @@ torch::Tensor TransformerEncoder::encode(
 }
 
 torch::Tensor TransformerEncoder::forward(
-    const torch::Tensor& inputs,
-    const std::function<torch::Tensor(const torch::Tensor&)>& perturb) {
-  const torch::Tensor encoded = encode(inputs, perturb, nullptr);
+    const torch::Tensor& inputs, const std::function<torch::Tensor(const torch::Tensor&)>& perturb,
+    const torch::Tensor& mask) {
+  if (objective_.masked()) {
+    PELAB_CHECK(mask.defined(),
+                "a masked-token model needs the token mask: which tokens' inputs it must predict");
+    return linear(encode(inputs, perturb, mask, nullptr), head_);
+  }
+  const torch::Tensor encoded = encode(inputs, perturb, mask, nullptr);
   const torch::Tensor readout = config_.readout == ModelConfig::Readout::kLastToken
                                     ? encoded.select(1, encoded.size(1) - 1)
                                     : encoded.mean(1);
   return torch::log_softmax(linear(readout, head_), -1);
 }
 
-std::vector<torch::Tensor> TransformerEncoder::attention_maps(const torch::Tensor& inputs) {
+std::vector<torch::Tensor> TransformerEncoder::attention_maps(const torch::Tensor& inputs,
+                                                              const torch::Tensor& mask) {
   std::vector<torch::Tensor> weights;
   torch::NoGradGuard no_grad;
-  encode(inputs, {}, &weights);
+  encode(inputs, {}, mask, &weights);
   return weights;
 }
 

@@ -59,7 +59,7 @@ class LatinSquareTask final : public Task {
     return Layout::grid({kSide, kSide}, {"row", "column"}, /*coordinates_visible=*/false);
   }
   std::int64_t input_size() const override { return kInputChannels; }
-  std::int64_t num_classes() const override { return kShapes; }
+  Objective objective() const override { return Objective::classification(kShapes); }
   std::vector<std::string> splits() const override { return {"train", "test", "human"}; }
 
   Dataset load(const std::string& split) override {

@@ -22,7 +22,7 @@ class MarkerPositionTask : public Task {
 
   Layout layout() const override { return Layout::sequence(tokens_, /*visible=*/true); }
   std::int64_t input_size() const override { return 2; }
-  std::int64_t num_classes() const override { return tokens_; }
+  Objective objective() const override { return Objective::classification(tokens_); }
   std::vector<std::string> splits() const override { return {"train", "test"}; }
 
   Dataset load(const std::string& split) override {

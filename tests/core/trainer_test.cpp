@@ -48,7 +48,7 @@ epochs = 10
     task_ = registry_.create_task(config.task);
     const Layout layout = task_->layout();
     model_ = std::make_shared<TransformerEncoder>(
-        ModelConfig::from_params(config.model), task_->input_size(), task_->num_classes(),
+        ModelConfig::from_params(config.model), task_->input_size(), task_->objective(),
         [&](const ModelShape& shape) {
           return registry_.create_positional_encoding(config.pe, layout, shape);
         });

@@ -195,7 +195,7 @@ TEST(EncoderBlock, FinalGeluIsOptional) {
 
 TEST(TransformerEncoder, OutputsLogProbabilities) {
   torch::manual_seed(5);
-  TransformerEncoder model(small_config(2), /*input_size=*/3, /*num_classes=*/7, {});
+  TransformerEncoder model(small_config(2), /*input_size=*/3, Objective::classification(7), {});
   const torch::Tensor log_probs = model.forward(torch::randn({4, 6, 3}));
   ASSERT_EQ(log_probs.sizes(), (std::vector<std::int64_t>{4, 7}));
   EXPECT_TRUE(close(log_probs.exp().sum(1), torch::ones({4})));
@@ -209,9 +209,9 @@ TEST(TransformerEncoder, ReadoutLastTokenOrMean) {
   ModelConfig mean = last;
   mean.readout = ModelConfig::Readout::kMean;
   torch::manual_seed(6);
-  TransformerEncoder a(last, 3, 4, {});
+  TransformerEncoder a(last, 3, Objective::classification(4), {});
   torch::manual_seed(6);
-  TransformerEncoder b(mean, 3, 4, {});
+  TransformerEncoder b(mean, 3, Objective::classification(4), {});
   torch::NoGradGuard no_grad;
   const torch::Tensor x = torch::randn({2, 5, 3});
   EXPECT_FALSE(close(a.forward(x), b.forward(x)));
@@ -240,7 +240,8 @@ PositionalEncodingFactory counting_factory(FactoryLog& log, std::int64_t tokens)
 TEST(TransformerEncoder, EveryBlockGetsItsOwnPE) {
   FactoryLog log;
   torch::manual_seed(7);
-  TransformerEncoder model(small_config(3), 3, 4, counting_factory(log, 5));
+  TransformerEncoder model(small_config(3), 3, Objective::classification(4),
+                           counting_factory(log, 5));
   ASSERT_EQ(log.shapes.size(), 3u);
   for (std::int64_t block = 0; block < 3; ++block) {
     EXPECT_EQ(log.shapes[block].block, block);
@@ -258,7 +259,7 @@ TEST(TransformerEncoder, EveryBlockGetsItsOwnPE) {
   const auto named = model.named_parameters();
   EXPECT_TRUE(named.contains("pe0.table"));
   EXPECT_TRUE(named.contains("pe2.table"));
-  TransformerEncoder bare(small_config(3), 3, 4, {});
+  TransformerEncoder bare(small_config(3), 3, Objective::classification(4), {});
   EXPECT_EQ(model.parameter_count(), bare.parameter_count() + 3 * 5 * 8);
 
   const PESnapshot snapshot = model.snapshot(12);
@@ -272,7 +273,7 @@ TEST(TransformerEncoder, SharedPEServesEveryBlock) {
   FactoryLog log;
   ModelConfig config = small_config(3);
   config.pe_placement = ModelConfig::Placement::kShared;
-  TransformerEncoder model(config, 3, 4, counting_factory(log, 5));
+  TransformerEncoder model(config, 3, Objective::classification(4), counting_factory(log, 5));
   ASSERT_EQ(log.shapes.size(), 1u);
   EXPECT_EQ(log.shapes[0].block, -1);
   for (std::int64_t block = 0; block < 3; ++block) {
@@ -288,7 +289,7 @@ TEST(TransformerEncoder, InputPlacementOnlyBeforeTheFirstBlock) {
   FactoryLog log;
   ModelConfig config = small_config(3);
   config.pe_placement = ModelConfig::Placement::kInputOnly;
-  TransformerEncoder model(config, 3, 4, counting_factory(log, 5));
+  TransformerEncoder model(config, 3, Objective::classification(4), counting_factory(log, 5));
   ASSERT_EQ(log.shapes.size(), 1u);
   EXPECT_EQ(log.shapes[0].block, 0);
   EXPECT_EQ(model.pe_for_block(0), log.made[0].get());
@@ -300,7 +301,7 @@ TEST(TransformerEncoder, InputPlacementOnlyBeforeTheFirstBlock) {
 
 TEST(TransformerEncoder, AttentionMapsPerBlock) {
   ModelConfig config = small_config(2);
-  TransformerEncoder model(config, 3, 4, [](const ModelShape& shape) {
+  TransformerEncoder model(config, 3, Objective::classification(4), [](const ModelShape& shape) {
     return std::make_shared<DiagonalBiasPE>(shape.heads, 5);
   });
   const auto maps = model.attention_maps(torch::randn({2, 5, 3}));
@@ -317,7 +318,7 @@ TEST(TransformerEncoder, AttentionMapsPerBlock) {
 
 TEST(TransformerEncoder, PerturbTransformsTheEmbeddedTokens) {
   torch::manual_seed(8);
-  TransformerEncoder model(small_config(1), 3, 4, {});
+  TransformerEncoder model(small_config(1), 3, Objective::classification(4), {});
   torch::NoGradGuard no_grad;
   const auto zero = [](const torch::Tensor& x) { return torch::zeros_like(x); };
   // Once the embedding is replaced by zeros, the input no longer matters.
@@ -326,8 +327,9 @@ TEST(TransformerEncoder, PerturbTransformsTheEmbeddedTokens) {
 }
 
 TEST(TransformerEncoder, RejectsBadShapesAndFactories) {
-  EXPECT_THROW(TransformerEncoder(small_config(0), 3, 4, {}), Error);
-  EXPECT_THROW(TransformerEncoder(small_config(2), 3, 4, [](const ModelShape&) { return nullptr; }),
+  EXPECT_THROW(TransformerEncoder(small_config(0), 3, Objective::classification(4), {}), Error);
+  EXPECT_THROW(TransformerEncoder(small_config(2), 3, Objective::classification(4),
+                                  [](const ModelShape&) { return nullptr; }),
                InternalError);
 }
 

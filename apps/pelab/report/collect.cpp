@@ -314,16 +314,44 @@ Experiment collect(const std::string& dir) {
   return experiment;
 }
 
-std::vector<std::string> accuracy_groups(const Experiment& experiment, const std::string& split) {
+std::vector<MetricDisplay> headline_metrics(const Experiment& experiment) {
+  static const std::vector<MetricDisplay> kKnown = {
+      {"accuracy", "Accuracy (%)", "acc.", 100.0, "{:.1f}"},
+      {"mse", "Masked-token MSE (lower is better)", "MSE", 1.0, "{:.4f}"},
+      {"r", "Masked-token Pearson r (higher is better)", "r", 1.0, "{:.3f}"},
+  };
+  std::vector<MetricDisplay> found;
+  for (const auto& display : kKnown) {
+    const std::string suffix = "/" + display.metric;
+    const bool present =
+        std::any_of(experiment.points.begin(), experiment.points.end(), [&](const Point& point) {
+          return std::any_of(point.stats.begin(), point.stats.end(), [&](const auto& entry) {
+            const std::string& key = entry.first;
+            return key.rfind("probe/", 0) != 0 && key.rfind("run/", 0) != 0 &&
+                   key.size() > suffix.size() &&
+                   key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0;
+          });
+        });
+    if (present) found.push_back(display);
+  }
+  if (found.empty()) found.push_back(kKnown.front());
+  return found;
+}
+
+std::vector<std::string> metric_groups(const Experiment& experiment, const std::string& split,
+                                       const std::string& metric) {
   std::vector<std::string> groups;
   const std::string prefix = split + "/";
+  const std::string suffix = "/" + metric;
   for (const auto& point : experiment.points) {
     for (const auto& [key, stat] : point.stats) {
-      if (key.rfind(prefix, 0) != 0 || key.size() < 9 ||
-          key.compare(key.size() - 9, 9, "/accuracy") != 0) {
+      if (key.rfind(prefix, 0) != 0 || key.size() < prefix.size() + suffix.size() ||
+          key.compare(key.size() - suffix.size(), suffix.size(), suffix) != 0) {
         continue;
       }
-      const std::string group = key.substr(prefix.size(), key.size() - prefix.size() - 9);
+      const std::string group =
+          key.substr(prefix.size(), key.size() - prefix.size() - suffix.size());
+      if (group.find('/') != std::string::npos) continue;
       if (std::find(groups.begin(), groups.end(), group) == groups.end()) groups.push_back(group);
     }
   }

@@ -216,25 +216,29 @@ void scale_panel(Script& script, const Experiment& experiment, const std::vector
   }
 }
 
-Figure accuracy_figure(const Experiment& experiment) {
+Figure metric_figure(const Experiment& experiment, const MetricDisplay& metric) {
   Script script;
   const std::size_t panels = std::max<std::size_t>(1, experiment.splits.size());
+  const std::string unit = metric.factor == 100.0 ? " (%)" : "";
   script.body() += fmt::format(
       "set multiplot layout 1,{} title {}\nset grid\nset key below\n"
       "set offsets graph 0, graph 0, graph 0.08, graph 0.08\n",
-      panels, quote(experiment.name + ": final accuracy, mean ± SEM over seeds"));
+      panels,
+      quote(fmt::format("{}: final {}, mean ± SEM over seeds", experiment.name,
+                        metric.metric == "accuracy" ? "accuracy" : metric.title)));
   for (const auto& split : experiment.splits) {
     std::vector<Line> lines;
-    for (const auto& group : accuracy_groups(experiment, split))
-      lines.push_back({fmt::format("{}/{}/accuracy", split, group), group});
-    scale_panel(script, experiment, lines, split, "accuracy (%)", 100.0, true);
+    for (const auto& group : metric_groups(experiment, split, metric.metric))
+      lines.push_back({fmt::format("{}/{}/{}", split, group, metric.metric), group});
+    scale_panel(script, experiment, lines, split, metric.metric + unit, metric.factor, true);
   }
   script.body() += "unset multiplot\n";
-  return {"accuracy",
-          "Final accuracy per split and condition (group) against the init scale; mean ± SEM "
-          "over seeds (lines shifted slightly sideways so that their error bars do not overlap). "
-          "Dashed: points without an init scale (group 'all').",
-          script.text(preamble("accuracy", 520 * static_cast<int>(panels), 600))};
+  return {metric.metric,
+          fmt::format("Final {} per split and condition (group) against the init scale; mean ± "
+                      "SEM over seeds (lines shifted slightly sideways so that their error bars "
+                      "do not overlap). Dashed: points without an init scale (group 'all').",
+                      metric.metric == "accuracy" ? "accuracy" : metric.title),
+          script.text(preamble(metric.metric, 520 * static_cast<int>(panels), 600))};
 }
 
 std::optional<Figure> probes_figure(const Experiment& experiment) {
@@ -468,8 +472,10 @@ std::optional<Figure> pca_figure(const Experiment& experiment, std::size_t index
                 script.text(preamble(name, 480 * static_cast<int>(tables.size(0)), 500))};
 }
 
-// Mean over a point's runs of each (split, epoch) -> value, for one metric of group "all".
-std::map<std::string, std::map<std::int64_t, double>> mean_curves(const Point& point) {
+// Mean over a point's runs of each (split, epoch) -> value of `metric`, group "all", and of the
+// training loss per epoch ("train loss").
+std::map<std::string, std::map<std::int64_t, double>> mean_curves(const Point& point,
+                                                                  const std::string& metric) {
   std::map<std::string, std::map<std::int64_t, std::vector<double>>> values;
   for (const auto& run : point.runs) {
     const std::string path = run.dir + "/metrics.csv";
@@ -481,7 +487,7 @@ std::map<std::string, std::map<std::int64_t, double>> mean_curves(const Point& p
       const auto f = parse_csv_line(line);
       if (f.size() != 5 || f[2] != "all") continue;
       const bool loss = f[1] == "train_epoch" && f[3] == "loss";
-      if (!loss && f[3] != "accuracy") continue;
+      if (!loss && f[3] != metric) continue;
       values[loss ? "train loss" : f[1]][std::stoll(f[0])].push_back(std::stod(f[4]));
     }
   }
@@ -494,9 +500,10 @@ std::map<std::string, std::map<std::int64_t, double>> mean_curves(const Point& p
 }
 
 Figure curves_figure(const Experiment& experiment) {
+  const MetricDisplay metric = headline_metrics(experiment).front();
   std::vector<std::map<std::string, std::map<std::int64_t, double>>> curves;
   for (const auto& point : experiment.points)
-    curves.push_back(mean_curves(point));
+    curves.push_back(mean_curves(point, metric.metric));
   std::vector<std::string> panels = {"train loss"};
   for (const auto& split : experiment.splits)
     panels.push_back(split);
@@ -509,7 +516,8 @@ Figure curves_figure(const Experiment& experiment) {
   for (const auto& panel : panels) {
     const bool loss = panel == "train loss";
     body += fmt::format("set title {}\nset ylabel {}\n{}\n", quote(panel),
-                        quote(loss ? "loss (per epoch)" : "accuracy (%)"),
+                        quote(loss ? std::string("loss (per epoch)")
+                                   : metric.metric + (metric.factor == 100.0 ? " (%)" : "")),
                         loss ? "set logscale y" : "unset logscale y");
     std::vector<std::string> plots;
     for (std::size_t p = 0; p < experiment.points.size(); ++p) {
@@ -517,7 +525,7 @@ Figure curves_figure(const Experiment& experiment) {
       if (it == curves[p].end() || it->second.empty()) continue;
       std::string rows;
       for (const auto& [epoch, value] : it->second)
-        rows += fmt::format("{} {}\n", epoch, num(loss ? value : 100.0 * value));
+        rows += fmt::format("{} {}\n", epoch, num(loss ? value : metric.factor * value));
       plots.push_back(fmt::format("{} with lines lw 2 title {}", script.block(rows),
                                   quote(experiment.points[p].label)));
     }
@@ -526,8 +534,9 @@ Figure curves_figure(const Experiment& experiment) {
   }
   body += "unset multiplot\n";
   return {"curves",
-          "Training curves, mean over seeds: the training loss per epoch and the accuracy of "
-          "every split at each evaluation.",
+          fmt::format("Training curves, mean over seeds: the training loss per epoch and the {} "
+                      "of every split at each evaluation.",
+                      metric.metric),
           script.text(preamble("curves", 480 * static_cast<int>(panels.size()), 500))};
 }
 
@@ -537,6 +546,7 @@ Figure curves_figure(const Experiment& experiment) {
 std::string headline_scalar(const std::string& probe, const std::set<std::string>& scalars) {
   static const std::map<std::string, std::vector<std::string>> known = {
       {"rsa", {"spearman"}},
+      {"connectivity", {"spearman"}},
       {"procrustes", {"distance"}},
       {"decoding", {"r2"}},
       {"dimensionality", {"participation_ratio"}},
@@ -587,7 +597,8 @@ std::vector<std::pair<std::string, std::set<std::string>>> probes_of(const Exper
 
 std::vector<Figure> make_figures(const Experiment& experiment, const Geometry& geometry) {
   std::vector<Figure> figures;
-  figures.push_back(accuracy_figure(experiment));
+  for (const auto& metric : headline_metrics(experiment))
+    figures.push_back(metric_figure(experiment, metric));
   if (auto probes = probes_figure(experiment)) figures.push_back(*probes);
   for (std::size_t i = 0; i < experiment.points.size(); ++i) {
     if (auto figure = similarity_figure(experiment, i, geometry)) figures.push_back(*figure);

@@ -317,18 +317,25 @@ ReportResult write_report(const std::string& dir, Registry* registry,
 
   // Tables.
   const auto probes = probes_of(experiment);
-  std::vector<std::string> accuracy_header = {"point", "init scale", "n"};
+  const std::vector<MetricDisplay> metrics = headline_metrics(experiment);
+  std::vector<std::string> metric_header = {"point", "init scale", "n"};
   for (const auto& split : experiment.splits)
-    accuracy_header.push_back(split);
-  std::vector<std::vector<std::string>> accuracy_rows;
-  for (const auto& point : experiment.points) {
-    std::vector<std::string> row = {point.label, scale_text(point),
-                                    std::to_string(point.runs.size())};
-    for (const auto& split : experiment.splits)
-      row.push_back(mean_sem(point.stats, split + "/all/accuracy", 100.0, "{:.1f}"));
-    accuracy_rows.push_back(row);
+    metric_header.push_back(split);
+  // One table per headline metric: the points' mean ± SEM on every split.
+  std::vector<std::vector<std::vector<std::string>>> metric_rows(metrics.size());
+  for (std::size_t m = 0; m < metrics.size(); ++m) {
+    for (const auto& point : experiment.points) {
+      std::vector<std::string> row = {point.label, scale_text(point),
+                                      std::to_string(point.runs.size())};
+      for (const auto& split : experiment.splits) {
+        row.push_back(mean_sem(point.stats, split + "/all/" + metrics[m].metric, metrics[m].factor,
+                               metrics[m].format.c_str()));
+      }
+      metric_rows[m].push_back(row);
+    }
+    result.metrics_table += (m > 0 ? "\n" : "") + metrics[m].title + ":\n";
+    result.metrics_table += text_table(metric_header, metric_rows[m]);
   }
-  result.accuracy_table = text_table(accuracy_header, accuracy_rows);
 
   std::vector<std::string> probe_header = {"point", "init scale"};
   std::vector<std::string> probe_keys;
@@ -363,24 +370,29 @@ ReportResult write_report(const std::string& dir, Registry* registry,
         return keys.empty() ? std::string("pe.init.std (none here)")
                             : fmt::format("{}", fmt::join(keys, ", "));
       }()));
-  doc.heading(2, "Accuracy (%)");
-  doc.table(accuracy_header, accuracy_rows);
-  for (const auto& split : experiment.splits) {
-    std::vector<std::string> groups = accuracy_groups(experiment, split);
-    groups.erase(std::remove(groups.begin(), groups.end(), "all"), groups.end());
-    if (groups.empty()) continue;
-    std::vector<std::string> header = {"point", "init scale"};
-    for (const auto& group : groups)
-      header.push_back(group);
-    std::vector<std::vector<std::string>> rows;
-    for (const auto& point : experiment.points) {
-      std::vector<std::string> row = {point.label, scale_text(point)};
+  for (std::size_t m = 0; m < metrics.size(); ++m) {
+    const MetricDisplay& metric = metrics[m];
+    doc.heading(2, metric.title);
+    doc.table(metric_header, metric_rows[m]);
+    for (const auto& split : experiment.splits) {
+      std::vector<std::string> groups = metric_groups(experiment, split, metric.metric);
+      groups.erase(std::remove(groups.begin(), groups.end(), "all"), groups.end());
+      if (groups.empty()) continue;
+      std::vector<std::string> header = {"point", "init scale"};
       for (const auto& group : groups)
-        row.push_back(mean_sem(point.stats, split + "/" + group + "/accuracy", 100.0, "{:.1f}"));
-      rows.push_back(row);
+        header.push_back(group);
+      std::vector<std::vector<std::string>> rows;
+      for (const auto& point : experiment.points) {
+        std::vector<std::string> row = {point.label, scale_text(point)};
+        for (const auto& group : groups) {
+          row.push_back(mean_sem(point.stats, split + "/" + group + "/" + metric.metric,
+                                 metric.factor, metric.format.c_str()));
+        }
+        rows.push_back(row);
+      }
+      doc.paragraph(fmt::format("Split `{}` by condition (group):", split));
+      doc.table(header, rows);
     }
-    doc.paragraph(fmt::format("Split `{}` by condition (group):", split));
-    doc.table(header, rows);
   }
   if (!probes.empty()) {
     doc.heading(2, "Probes of the final PE");
@@ -417,16 +429,22 @@ ReportResult write_report(const std::string& dir, Registry* registry,
   doc.heading(2, "Per run");
   {
     std::vector<std::string> header = {"point", "seed"};
-    for (const auto& split : experiment.splits)
-      header.push_back(split + " acc.");
+    for (const auto& metric : metrics) {
+      for (const auto& split : experiment.splits)
+        header.push_back(split + " " + metric.column);
+    }
     for (std::size_t i = 0; i < probe_keys.size(); ++i)
       header.push_back(probe_header[i + 2]);
     std::vector<std::vector<std::string>> rows;
     for (const auto& point : experiment.points) {
       for (const auto& run : point.runs) {
         std::vector<std::string> row = {point.label, std::to_string(run.seed)};
-        for (const auto& split : experiment.splits)
-          row.push_back(value_of(run.values, split + "/all/accuracy", 100.0, "{:.1f}"));
+        for (const auto& metric : metrics) {
+          for (const auto& split : experiment.splits) {
+            row.push_back(value_of(run.values, split + "/all/" + metric.metric, metric.factor,
+                                   metric.format.c_str()));
+          }
+        }
         for (const auto& key : probe_keys)
           row.push_back(value_of(run.values, key, 1.0, "{:.3f}"));
         rows.push_back(row);

@@ -63,9 +63,23 @@ struct Experiment {
 /// (`<dir>/<point>/seed-<s>/`). Throws pelab::Error when it holds no run.
 Experiment collect(const std::string& dir);
 
-/// The groups of a split ("all", "binary", ...) that some point has an accuracy for: "all" first,
+/// How the report shows one of the metrics that the tasks' objectives evaluate.
+struct MetricDisplay {
+  std::string metric;   // as metrics.csv names it: "accuracy", "mse", "r"
+  std::string title;    // e.g. "Accuracy (%)"
+  std::string column;   // a short column name, e.g. "acc."
+  double factor = 1.0;  // 100 for a percentage
+  std::string format;   // fmt format of one value, e.g. "{:.1f}"
+};
+
+/// The headline metrics that some point has a final value for, in the order accuracy
+/// (classification), mse and r (masked-token regression); accuracy when there are none.
+std::vector<MetricDisplay> headline_metrics(const Experiment& experiment);
+
+/// The groups of a split ("all", "binary", ...) that some point has `metric` for: "all" first,
 /// then the others in the order their keys sort.
-std::vector<std::string> accuracy_groups(const Experiment& experiment, const std::string& split);
+std::vector<std::string> metric_groups(const Experiment& experiment, const std::string& split,
+                                       const std::string& metric);
 
 /// results.csv: point,metric,mean,sem,n,series,init_scale for every metric, probe scalar and cost.
 std::string results_csv(const Experiment& experiment);
@@ -83,9 +97,9 @@ struct Figure {
   std::string script;   // gnuplot commands, with `set output` to <name>.png
 };
 
-/// The figures of an experiment: accuracy and probe scalars vs init scale, PE similarity
-/// heatmaps beside the ground truth, 2D PCA embeddings of the learned PEs with the true grid
-/// drawn over them, training curves.
+/// The figures of an experiment: each headline metric and the probe scalars vs init scale, PE
+/// similarity heatmaps beside the ground truth, 2D PCA embeddings of the learned PEs with the true
+/// grid drawn over them, training curves.
 std::vector<Figure> make_figures(const Experiment& experiment, const Geometry& geometry);
 
 struct ReportOptions {
@@ -99,7 +113,8 @@ struct ReportResult {
   std::size_t runs = 0;
   std::size_t points = 0;
   bool figures_drawn = false;
-  std::string accuracy_table;  // the plain-text accuracy table, for the terminal
+  /// The plain-text tables of the headline metrics (accuracy; or MSE and r), for the terminal.
+  std::string metrics_table;
   std::vector<std::string> files;
   std::vector<std::string> warnings;
 };

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,9 +26,19 @@ struct PELAB_API Layout {
   /// for probes only. PEs that need coordinates refuse a layout whose coordinates are hidden
   /// unless the manifest says otherwise.
   bool coordinates_visible = false;
+  /// A community label per token ([tokens] int64, 0-based), e.g. the modules of a simulated
+  /// network or the large-scale networks of a brain parcellation; undefined when the task has
+  /// none. Ground truth for probes (modularity), never shown to the model.
+  torch::Tensor communities;
+  /// The name of each community label (indexed by label); may be empty.
+  std::vector<std::string> community_names;
+  /// Named [tokens, tokens] float64 matrices that relate the tokens, ground truth for probes only:
+  /// e.g. "coupling" (a simulated network's structural weights) or "functional_connectivity".
+  std::map<std::string, torch::Tensor> relations;
 
   bool has_coordinates() const { return coordinates.defined(); }
   std::int64_t dims() const { return has_coordinates() ? coordinates.size(1) : 0; }
+  bool has_communities() const { return communities.defined(); }
 
   /// A 1D layout: token i at coordinate i.
   static Layout sequence(std::int64_t tokens, bool coordinates_visible = true);

@@ -30,7 +30,7 @@
 namespace pelab {
 
 /// Bumped whenever anything in this header or in the four interfaces changes incompatibly.
-inline constexpr std::uint32_t kPluginApiVersion = 3;
+inline constexpr std::uint32_t kPluginApiVersion = 4;
 
 #define PELAB_PLUGIN_STRINGIFY_(x) #x
 #define PELAB_PLUGIN_STRINGIFY(x) PELAB_PLUGIN_STRINGIFY_(x)

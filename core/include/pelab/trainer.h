@@ -69,10 +69,14 @@ class PELAB_API Trainer {
 
   /// One pass over the training split; returns the mean training loss.
   double train_epoch();
-  /// One optimizer step on a batch (inputs [batch, tokens, input_size], int64 targets [batch]);
-  /// returns the batch's mean loss. Throws pelab::Error when the loss is not finite.
-  double train_step(const torch::Tensor& inputs, const torch::Tensor& targets);
-  /// Loss and accuracy on every split, overall and per group.
+  /// One optimizer step on a batch (inputs [batch, tokens, input_size], targets as the split's;
+  /// for masked-token regression the batch's token masks [batch, tokens], drawn from the run's
+  /// generator at the training split's mask ratio when undefined); returns the batch's mean loss.
+  /// Throws pelab::Error when the loss is not finite.
+  double train_step(const torch::Tensor& inputs, const torch::Tensor& targets,
+                    const torch::Tensor& masks = {});
+  /// The objective's metrics (loss and accuracy; or mse and r over the masked values) on every
+  /// split, overall and per group.
   std::vector<MetricRow> evaluate(std::int64_t epoch);
 
   const std::vector<std::string>& split_names() const { return split_names_; }
@@ -91,9 +95,15 @@ class PELAB_API Trainer {
   }
 
  private:
+  std::vector<MetricRow> evaluate_classification(std::int64_t epoch, const std::string& split,
+                                                 const Dataset& data);
+  std::vector<MetricRow> evaluate_masked(std::int64_t epoch, const std::string& split,
+                                         const Dataset& data);
+
   TransformerEncoder& model_;
   Task& task_;
   TrainConfig config_;
+  Objective objective_;
   std::vector<std::string> split_names_;
   std::map<std::string, Dataset> datasets_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;

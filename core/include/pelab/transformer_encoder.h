@@ -16,6 +16,7 @@
 #include "pelab/plugin.h"
 #include "pelab/positional_encoding.h"
 #include "pelab/probe.h"
+#include "pelab/task.h"
 
 namespace pelab {
 
@@ -82,20 +83,28 @@ TORCH_MODULE(EncoderBlock);
 using PositionalEncodingFactory =
     std::function<std::shared_ptr<PositionalEncoding>(const ModelShape&)>;
 
-/// The paper's encoder-only transformer: Linear(input, d), blocks with a PE at their input,
-/// readout, Linear(d, classes), log-softmax.
+/// The paper's encoder-only transformer: Linear(input, d), blocks with a PE at their input, and a
+/// head that follows the task's objective: readout, Linear(d, classes), log-softmax for
+/// classification; a learned mask embedding in place of the masked tokens and Linear(d, outputs)
+/// per token for masked-token regression.
 class PELAB_API TransformerEncoder : public torch::nn::Module {
  public:
-  TransformerEncoder(const ModelConfig& config, std::int64_t input_size, std::int64_t num_classes,
+  TransformerEncoder(const ModelConfig& config, std::int64_t input_size, const Objective& objective,
                      const PositionalEncodingFactory& make_pe);
 
-  /// inputs: [batch, tokens, input_size] -> log-probabilities [batch, classes]. `perturb`, when
-  /// set, transforms the embedded tokens before the first block (e.g. evaluation noise).
+  /// inputs: [batch, tokens, input_size] -> classification: log-probabilities [batch, classes];
+  /// masked-token regression: predictions [batch, tokens, outputs] for every token, where the
+  /// tokens of `mask` ([batch, tokens] bool, true = masked; required) were replaced by the mask
+  /// embedding. `perturb`, when set, transforms the embedded tokens before the first block (e.g.
+  /// evaluation noise).
   torch::Tensor forward(const torch::Tensor& inputs,
-                        const std::function<torch::Tensor(const torch::Tensor&)>& perturb = {});
+                        const std::function<torch::Tensor(const torch::Tensor&)>& perturb = {},
+                        const torch::Tensor& mask = {});
 
-  /// The attention probabilities of every block for `inputs`: [blocks][batch, heads, N, N].
-  std::vector<torch::Tensor> attention_maps(const torch::Tensor& inputs);
+  /// The attention probabilities of every block for `inputs`: [blocks][batch, heads, N, N]. `mask`
+  /// as for forward(); with masked-token regression and no mask, no token is masked.
+  std::vector<torch::Tensor> attention_maps(const torch::Tensor& inputs,
+                                            const torch::Tensor& mask = {});
 
   /// The distinct PE instances (one per block, or one).
   const std::vector<std::shared_ptr<PositionalEncoding>>& positional_encodings() const {
@@ -107,18 +116,21 @@ class PELAB_API TransformerEncoder : public torch::nn::Module {
   PESnapshot snapshot(std::int64_t epoch) const;
 
   const ModelConfig& config() const { return config_; }
+  const Objective& objective() const { return objective_; }
   std::int64_t parameter_count() const;
 
  private:
   torch::Tensor encode(const torch::Tensor& inputs,
                        const std::function<torch::Tensor(const torch::Tensor&)>& perturb,
-                       std::vector<torch::Tensor>* weights);
+                       const torch::Tensor& mask, std::vector<torch::Tensor>* weights);
 
   ModelConfig config_;
+  Objective objective_;
   torch::nn::Linear input_projection_{nullptr};
   std::vector<EncoderBlock> blocks_;
   std::vector<std::shared_ptr<PositionalEncoding>> pes_;
   torch::nn::Linear head_{nullptr};
+  torch::Tensor mask_embedding_;  // [d_model]; masked-token regression only
 };
 
 }  // namespace pelab

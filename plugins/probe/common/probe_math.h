@@ -180,6 +180,66 @@ class Permuter {
   std::mt19937_64 engine_;
 };
 
+/// A one-sided permutation test of a positive Spearman correlation between each of `matrices` (one
+/// per block, N x N) and `truth`, over the pairs above the diagonal: relabel the tokens of the
+/// matrix, keep the truth. Adds "p_value_block<b>" and "p_value" (for the mean over blocks):
+/// p = (1 + #{rho_perm >= rho}) / (1 + permutations), NaN where rho is.
+///
+/// Spearman's rho of a token permutation pi is sum(C[pi][:, pi] * G) / sqrt(sum(C^2) sum(G^2)),
+/// with C and G the rank matrices centred over the pairs (diagonals 0): permuting the tokens
+/// permutes the pairs, so the ranks need computing once.
+inline void spearman_permutation_test(const std::vector<torch::Tensor>& matrices,
+                                      const torch::Tensor& truth, std::int64_t permutations,
+                                      std::uint64_t seed, ProbeResult& result) {
+  const std::int64_t n = truth.size(0);
+  const torch::Tensor off_diagonal = 1.0 - torch::eye(n, torch::kFloat64);
+  auto centred_ranks = [&](const torch::Tensor& matrix) {
+    const torch::Tensor ranks = rank_matrix(matrix);
+    const double mean = upper_triangle(ranks).mean().item<double>();
+    return (ranks - mean) * off_diagonal;
+  };
+  const torch::Tensor g = centred_ranks(truth);
+  const double g_norm = g.pow(2).sum().item<double>();
+  std::vector<torch::Tensor> c;
+  std::vector<double> scale, observed;
+  for (const auto& m : matrices) {
+    c.push_back(centred_ranks(m));
+    scale.push_back(std::sqrt(c.back().pow(2).sum().item<double>() * g_norm));
+    observed.push_back(scale.back() > 0 ? (c.back() * g).sum().item<double>() / scale.back()
+                                        : kNaN);
+  }
+  const std::size_t blocks = c.size();
+  double observed_mean = 0.0;
+  for (double rho : observed)
+    observed_mean += rho / static_cast<double>(blocks);
+
+  std::vector<std::int64_t> at_least(blocks, 0);
+  std::int64_t mean_at_least = 0;
+  Permuter permuter(seed);
+  constexpr double kTolerance = 1e-12;  // a permutation that ties the observed value counts
+  for (std::int64_t p = 0; p < permutations; ++p) {
+    const torch::Tensor perm = permuter.next(n);
+    double mean = 0.0;
+    for (std::size_t b = 0; b < blocks; ++b) {
+      const double rho =
+          scale[b] > 0
+              ? (c[b].index_select(0, perm).index_select(1, perm) * g).sum().item<double>() /
+                    scale[b]
+              : kNaN;
+      if (rho >= observed[b] - kTolerance) ++at_least[b];
+      mean += rho / static_cast<double>(blocks);
+    }
+    if (mean >= observed_mean - kTolerance) ++mean_at_least;
+  }
+  const double denominator = static_cast<double>(permutations + 1);
+  for (std::size_t b = 0; b < blocks; ++b) {
+    result.scalars[fmt::format("p_value_block{}", b)] =
+        std::isfinite(observed[b]) ? static_cast<double>(at_least[b] + 1) / denominator : kNaN;
+  }
+  result.scalars["p_value"] =
+      std::isfinite(observed_mean) ? static_cast<double>(mean_at_least + 1) / denominator : kNaN;
+}
+
 /// Columns centred over the rows (tokens).
 inline torch::Tensor centred(const torch::Tensor& x) {
   const torch::Tensor d = f64(x);

@@ -46,6 +46,14 @@ class ModularityProbe : public Probe {
                   "`labels` has {} entries but the task has {} tokens", labels_.size(),
                   layout.tokens);
       labels = torch::tensor(labels_, torch::kInt64);
+    } else if (partition_ == "communities") {
+      if (!layout.has_communities()) {
+        result.note =
+            "the task's layout declares no communities (modules, networks): give `labels` or "
+            "another partition";
+        return result;
+      }
+      labels = layout.communities;
     } else {
       std::int64_t axis = -1;
       if (partition_ == "rows") axis = 0;
@@ -54,7 +62,8 @@ class ModularityProbe : public Probe {
           partition_.find_first_not_of("0123456789", 4) == std::string::npos) {
         axis = std::stoll(partition_.substr(4));
       }
-      PELAB_CHECK(axis >= 0, "partition '{}' is not rows, columns or axis<k>; or give `labels`",
+      PELAB_CHECK(axis >= 0,
+                  "partition '{}' is not communities, rows, columns or axis<k>; or give `labels`",
                   partition_);
       if (!layout.has_coordinates()) {
         result.note = fmt::format(
@@ -111,17 +120,19 @@ class ModularityProbe : public Probe {
 
 void declare(ParamSchema& schema) {
   schema.string("partition", "rows",
-                "The communities: `rows` (same coordinate on axis 0), `columns` (axis 1), or "
-                "`axis<k>`; ignored when `labels` is given.");
+                "The communities: `communities` (the task's own: a network's modules, a brain's "
+                "networks), `rows` (same coordinate on axis 0), `columns` (axis 1), or `axis<k>`; "
+                "ignored when `labels` is given.");
   schema.integers("labels", {}, "An explicit community label per token (overrides `partition`).");
 }
 
 std::shared_ptr<Probe> create(const PluginContext& context) {
   const std::string partition = context.params.string("partition");
-  const bool known = partition == "rows" || partition == "columns" ||
+  const bool known = partition == "communities" || partition == "rows" || partition == "columns" ||
                      (partition.rfind("axis", 0) == 0 && partition.size() > 4 &&
                       partition.find_first_not_of("0123456789", 4) == std::string::npos);
-  PELAB_CHECK(known, "partition '{}' is not rows, columns or axis<k> (axis0, axis1, ...)",
+  PELAB_CHECK(known,
+              "partition '{}' is not communities, rows, columns or axis<k> (axis0, axis1, ...)",
               partition);
   return std::make_shared<ModularityProbe>(partition, context.params.integers("labels"));
 }
@@ -129,6 +140,8 @@ std::shared_ptr<Probe> create(const PluginContext& context) {
 }  // namespace
 }  // namespace pelab
 
-PELAB_REGISTER_PLUGIN("modularity", "1.0.0",
-                      "Newman's modularity Q of the PE-similarity graph for rows/columns/labels",
-                      pelab::declare, pelab::create)
+PELAB_REGISTER_PLUGIN(
+    "modularity", "1.0.0",
+    "Newman's modularity Q of the PE-similarity graph for the task's communities, rows, "
+    "columns or labels",
+    pelab::declare, pelab::create)

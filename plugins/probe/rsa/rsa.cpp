@@ -70,7 +70,10 @@ class RSAProbe : public Probe {
     const torch::Tensor final_spearman = spearman_history.back();
     pm::add_per_block(result, "spearman", pm::to_vector(final_spearman));
     pm::add_per_block(result, "pearson", pm::to_vector(pearson_history.back()));
-    if (permutations_ > 0) permutation_test(final_dissimilarity, truth, result);
+    if (permutations_ > 0) {
+      pm::spearman_permutation_test(final_dissimilarity, truth, permutations_,
+                                    static_cast<std::uint64_t>(seed_), result);
+    }
 
     result.arrays["spearman"] = torch::stack(spearman_history);
     result.arrays["pearson"] = torch::stack(pearson_history);
@@ -94,62 +97,6 @@ class RSAProbe : public Probe {
     }
     if (metric_ == "euclidean") return pm::euclidean_distances(pe);
     return 1.0 - pm::cosine_similarities(pe);
-  }
-
-  // Spearman's rho of a token permutation pi is sum(C[pi][:, pi] * G) / sqrt(sum(C^2) sum(G^2)),
-  // with C and G the rank matrices centred over the pairs (diagonals 0): permuting the tokens
-  // permutes the pairs, so the ranks need computing once.
-  void permutation_test(const std::vector<torch::Tensor>& dissimilarities,
-                        const torch::Tensor& truth, ProbeResult& result) const {
-    const std::int64_t n = truth.size(0);
-    const torch::Tensor off_diagonal = 1.0 - torch::eye(n, torch::kFloat64);
-    auto centred_ranks = [&](const torch::Tensor& matrix) {
-      const torch::Tensor ranks = pm::rank_matrix(matrix);
-      const double mean = pm::upper_triangle(ranks).mean().item<double>();
-      return (ranks - mean) * off_diagonal;
-    };
-    const torch::Tensor g = centred_ranks(truth);
-    const double g_norm = g.pow(2).sum().item<double>();
-    std::vector<torch::Tensor> c;
-    std::vector<double> scale, observed;
-    for (const auto& d : dissimilarities) {
-      c.push_back(centred_ranks(d));
-      scale.push_back(std::sqrt(c.back().pow(2).sum().item<double>() * g_norm));
-      observed.push_back(scale.back() > 0 ? (c.back() * g).sum().item<double>() / scale.back()
-                                          : pm::kNaN);
-    }
-    const std::size_t blocks = c.size();
-    double observed_mean = 0.0;
-    for (double rho : observed)
-      observed_mean += rho / static_cast<double>(blocks);
-
-    std::vector<std::int64_t> at_least(blocks, 0);
-    std::int64_t mean_at_least = 0;
-    pm::Permuter permuter(static_cast<std::uint64_t>(seed_));
-    constexpr double kTolerance = 1e-12;  // a permutation that ties the observed value counts
-    for (std::int64_t p = 0; p < permutations_; ++p) {
-      const torch::Tensor perm = permuter.next(n);
-      double mean = 0.0;
-      for (std::size_t b = 0; b < blocks; ++b) {
-        const double rho =
-            scale[b] > 0
-                ? (c[b].index_select(0, perm).index_select(1, perm) * g).sum().item<double>() /
-                      scale[b]
-                : pm::kNaN;
-        if (rho >= observed[b] - kTolerance) ++at_least[b];
-        mean += rho / static_cast<double>(blocks);
-      }
-      if (mean >= observed_mean - kTolerance) ++mean_at_least;
-    }
-    const double denominator = static_cast<double>(permutations_ + 1);
-    for (std::size_t b = 0; b < blocks; ++b) {
-      result.scalars[fmt::format("p_value_block{}", b)] =
-          std::isfinite(observed[b]) ? static_cast<double>(at_least[b] + 1) / denominator
-                                     : pm::kNaN;
-    }
-    result.scalars["p_value"] = std::isfinite(observed_mean)
-                                    ? static_cast<double>(mean_at_least + 1) / denominator
-                                    : pm::kNaN;
   }
 
   std::string metric_;

@@ -24,7 +24,7 @@ inline void expect_trains_in_model(Registry& registry, const PluginSpec& spec, c
   config.heads = heads;
   config.mlp_ratio = 2;
   torch::manual_seed(3);
-  TransformerEncoder model(config, /*input_size=*/3, /*num_classes=*/4,
+  TransformerEncoder model(config, /*input_size=*/3, Objective::classification(4),
                            [&](const ModelShape& shape) {
                              return registry.create_positional_encoding(spec, layout, shape);
                            });

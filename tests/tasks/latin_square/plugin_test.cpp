@@ -54,7 +54,7 @@ TEST_F(LatinSquarePlugin, LoadsThePaperData) {
   EXPECT_EQ(layout.axis_names, (std::vector<std::string>{"row", "column"}));
   EXPECT_FALSE(layout.coordinates_visible);
   EXPECT_EQ(task->input_size(), 5);
-  EXPECT_EQ(task->num_classes(), 4);
+  EXPECT_EQ(task->objective().outputs, 4);
   EXPECT_EQ(task->splits(), (std::vector<std::string>{"train", "test", "human"}));
 
   const Dataset train = task->load("train");

@@ -52,7 +52,7 @@ TEST_F(MarkerPosition, ShapeOfTheProblem) {
   EXPECT_TRUE(layout.coordinates_visible);
   EXPECT_NO_THROW(layout.validate());
   EXPECT_EQ(task->input_size(), 2);
-  EXPECT_EQ(task->num_classes(), 6);
+  EXPECT_EQ(task->objective().outputs, 6);
   EXPECT_EQ(task->splits(), (std::vector<std::string>{"train", "test"}));
 }
 

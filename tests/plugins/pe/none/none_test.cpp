@@ -59,9 +59,10 @@ TEST_F(NoPE, ModelCannotTellPositionsApart) {
   config.heads = 2;
   config.mlp_ratio = 2;
   torch::manual_seed(2);
-  TransformerEncoder model(config, 3, 4, [&](const ModelShape& shape) { return make(shape); });
+  TransformerEncoder model(config, 3, Objective::classification(4),
+                           [&](const ModelShape& shape) { return make(shape); });
   EXPECT_EQ(model.positional_encodings().size(), 2u);
-  TransformerEncoder bare(config, 3, 4, {});
+  TransformerEncoder bare(config, 3, Objective::classification(4), {});
   EXPECT_EQ(model.parameter_count(), bare.parameter_count());
 
   torch::NoGradGuard no_grad;

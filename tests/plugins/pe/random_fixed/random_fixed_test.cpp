@@ -82,7 +82,7 @@ TEST_F(RandomFixedTest, StaysFixedWhileTheModelTrains) {
   config.heads = 2;
   config.mlp_ratio = 2;
   torch::manual_seed(7);
-  TransformerEncoder model(config, 3, 4, [&](const ModelShape& shape) {
+  TransformerEncoder model(config, 3, Objective::classification(4), [&](const ModelShape& shape) {
     return registry_.create_positional_encoding(spec(), Layout::sequence(5), shape);
   });
   const torch::Tensor before = model.positional_encodings()[0]->table().clone();

@@ -73,10 +73,15 @@ TEST_F(SinusoidalNDTest, RefusesHiddenCoordinatesUnlessAskedTo) {
   }
 }
 
-TEST_F(SinusoidalNDTest, RefusesAWidthThatDoesNotSplitOverTheAxes) {
+// 16 channels over 3 axes: 3 chunks of 4 (two frequencies each), the last 4 channels zero; the
+// 12 it uses are the table of width 12.
+TEST_F(SinusoidalNDTest, AWidthThatDoesNotSplitOverTheAxesIsPaddedWithZeros) {
   const Layout cube = Layout::grid({2, 2, 2}, {"x", "y", "z"}, /*coordinates_visible=*/true);
-  EXPECT_THROW(make(cube, 16), Error);  // 16 is not a multiple of 2 x 3
-  EXPECT_EQ(make(cube, 12)->table().size(1), 12);
+  const torch::Tensor padded = make(cube, 16)->table();
+  EXPECT_EQ(padded.size(1), 16);
+  EXPECT_TRUE(torch::equal(padded.slice(1, 0, 12), make(cube, 12)->table()));
+  EXPECT_TRUE(padded.slice(1, 12).eq(0).all().item<bool>());
+  EXPECT_THROW(make(cube, 4), Error);  // fewer than a sine and a cosine per axis
 }
 
 }  // namespace

@@ -35,7 +35,7 @@ class Attention : public ::testing::Test {
     config.heads = 2;
     const PluginSpec pe = registry_.default_spec(PluginKind::kPositionalEncoding, "learned");
     model_ = std::make_shared<TransformerEncoder>(
-        config, task_->input_size(), task_->num_classes(), [&](const ModelShape& shape) {
+        config, task_->input_size(), task_->objective(), [&](const ModelShape& shape) {
           return registry_.create_positional_encoding(pe, layout_, shape);
         });
   }

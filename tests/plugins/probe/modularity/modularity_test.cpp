@@ -62,6 +62,19 @@ TEST_F(Modularity, ExplicitLabels) {
       0.0, 1e-12);
 }
 
+// The task's own communities (a network's modules): here the grid's rows as labels, so the values
+// are those of the `rows` partition; a layout without communities gives a note, not a number.
+TEST_F(Modularity, TheLayoutsCommunities) {
+  grid_.communities = torch::arange(16, torch::kInt64).div(4, "floor");
+  EXPECT_NEAR(run({snapshot({row_one_hots()})}, "communities").scalars.at("q"), 0.75, 1e-12);
+  grid_.communities = torch::arange(16, torch::kInt64).remainder(4);  // the columns
+  EXPECT_NEAR(run({snapshot({row_one_hots()})}, "communities").scalars.at("q"), -0.25, 1e-12);
+  grid_.communities = torch::Tensor();
+  const ProbeResult none = run({snapshot({row_one_hots()})}, "communities");
+  EXPECT_TRUE(none.scalars.empty());
+  EXPECT_NE(none.note.find("declares no communities"), std::string::npos) << none.note;
+}
+
 TEST_F(Modularity, NegativeSimilaritiesAreClipped) {
   // Rows 0 and 1 point in opposite directions (cosine -1), as do rows 2 and 3: once clipped, the
   // same graph as the one-hots.

@@ -1,0 +1,129 @@
+// Does the PE's similarity mirror how the tokens are connected? For each PE (block), the cosine
+// similarities of its rows are compared with a relation between the tokens that the task declares
+// as ground truth (Layout::relations): the structural coupling W of a simulated network, or the
+// functional connectivity of brain parcels. Spearman and Pearson correlation over the N(N-1)/2
+// pairs above the diagonal, the relation symmetrised ((R + R^T) / 2, W is directed); a permutation
+// test (relabel the PE's tokens) gives a one-sided p-value for a positive correspondence. PEs
+// without a table are compared through their kernel, normalised to a unit diagonal where it is
+// positive (as the rsa probe does).
+
+#include <cmath>
+
+#include <torch/torch.h>
+
+#include <pelab/error.h>
+#include <pelab/plugin.h>
+
+#include "../common/probe_math.h"
+
+namespace pelab {
+namespace {
+
+namespace pm = probe_math;
+
+class ConnectivityProbe : public Probe {
+ public:
+  ConnectivityProbe(std::string relation, std::int64_t permutations, std::int64_t seed)
+      : relation_(std::move(relation)), permutations_(permutations), seed_(seed) {}
+
+  ProbeResult run(const ProbeContext& context) override {
+    ProbeResult result;
+    const Layout& layout = context.layout;
+    const auto found = layout.relations.find(relation_);
+    if (found == layout.relations.end()) {
+      std::vector<std::string> names;
+      for (const auto& [name, matrix] : layout.relations)
+        names.push_back(name);
+      result.note = names.empty() ? fmt::format(
+                                        "the task declares no relation between its tokens, so "
+                                        "there is no '{}' to compare with",
+                                        relation_)
+                                  : fmt::format("the task declares no relation '{}'; it has: {}",
+                                                relation_, fmt::join(names, ", "));
+      return result;
+    }
+    bool use_kernels = false;
+    const auto snapshots = pm::tables_or_kernels(context.snapshots, use_kernels);
+    if (snapshots.empty()) {
+      result.note = "the PE has neither a table nor a kernel (e.g. pe = none): nothing to compare";
+      return result;
+    }
+    const torch::Tensor relation = pm::f64(found->second);
+    const torch::Tensor truth = (relation + relation.t()) / 2;
+    const torch::Tensor truth_upper = pm::upper_triangle(truth);
+
+    std::vector<torch::Tensor> spearman_history, pearson_history;
+    std::vector<torch::Tensor> final_similarity;
+    for (const auto* snapshot : snapshots) {
+      const torch::Tensor pes = use_kernels ? snapshot->kernels : snapshot->tables;
+      PELAB_CHECK(pes.size(1) == truth.size(0),
+                  "the PE snapshot of epoch {} has {} tokens but the relation '{}' has {}",
+                  snapshot->epoch, pes.size(1), relation_, truth.size(0));
+      std::vector<double> spearman, pearson;
+      std::vector<torch::Tensor> similarities;
+      for (std::int64_t b = 0; b < pes.size(0); ++b) {
+        const torch::Tensor s =
+            use_kernels ? pm::kernel_similarity(pes[b]) : pm::cosine_similarities(pes[b]);
+        const torch::Tensor upper = pm::upper_triangle(s);
+        spearman.push_back(pm::spearman(upper, truth_upper));
+        pearson.push_back(pm::pearson(upper, truth_upper));
+        similarities.push_back(s);
+      }
+      spearman_history.push_back(pm::from_vector(spearman));
+      pearson_history.push_back(pm::from_vector(pearson));
+      final_similarity = similarities;
+    }
+    pm::add_per_block(result, "spearman", pm::to_vector(spearman_history.back()));
+    pm::add_per_block(result, "pearson", pm::to_vector(pearson_history.back()));
+    if (permutations_ > 0) {
+      pm::spearman_permutation_test(final_similarity, truth, permutations_,
+                                    static_cast<std::uint64_t>(seed_), result);
+    }
+    result.arrays["spearman"] = torch::stack(spearman_history);
+    result.arrays["pearson"] = torch::stack(pearson_history);
+    result.arrays["epochs"] = pm::epochs_of(snapshots);
+    result.arrays["similarity"] = torch::stack(final_similarity);
+    result.arrays["relation"] = truth;
+    if (use_kernels) {
+      result.note =
+          "the PE has no table: its kernel K was compared, as K_ij / sqrt(K_ii K_jj) (or K when "
+          "the diagonal is not positive)";
+    }
+    return result;
+  }
+
+ private:
+  std::string relation_;
+  std::int64_t permutations_;
+  std::int64_t seed_;
+};
+
+void declare(ParamSchema& schema) {
+  schema.string("relation", "coupling",
+                "The task's relation between tokens to compare the PE's similarity with: "
+                "\"coupling\" (network_simulation: the structural weights W), "
+                "\"functional_connectivity\" (the correlation of the tokens' time series), or any "
+                "other the task declares.");
+  schema
+      .integer("permutations", 1000,
+               "Token permutations of the permutation test (0: no p-values). p = (1 + #{rho_perm "
+               ">= rho}) / (1 + permutations).")
+      .at_least(0);
+  schema.integer("seed", 0, "Seed of the permutations (the test is deterministic).").at_least(0);
+}
+
+std::shared_ptr<Probe> create(const PluginContext& context) {
+  const Params& params = context.params;
+  PELAB_CHECK(!params.string("relation").empty(),
+              "the connectivity probe needs a relation: e.g. relation = \"coupling\"");
+  return std::make_shared<ConnectivityProbe>(
+      params.string("relation"), params.integer("permutations"), params.integer("seed"));
+}
+
+}  // namespace
+}  // namespace pelab
+
+PELAB_REGISTER_PLUGIN("connectivity", "1.0.0",
+                      "PE similarity vs a relation of the tokens (structural coupling, functional "
+                      "connectivity): Spearman/Pearson, permutation p",
+                      pelab::declare, pelab::create)

@@ -1,0 +1,436 @@
+#include "synthetic_cohort.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "parcel_centroids.h"
+#include "parcellation.h"
+#include "pelab/error.h"
+#include "simulation.h"
+#include "volume.h"
+
+namespace pelab::brain {
+namespace {
+
+namespace sim = network_simulation;
+
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// Independent streams from one seed, so that changing one part (e.g. the number of volumes)
+// leaves the others (the atlas) as they were.
+constexpr std::uint64_t kLayoutStream = 0x243f6a8885a308d3ULL;
+constexpr std::uint64_t kSubjectStream = 0x13198a2e03707344ULL;
+
+// Hand-written draws on std::mt19937_64 (whose output the standard fixes; its distributions'
+// is not), as in the network simulation: the same seed gives the same cohort everywhere.
+class Random {
+ public:
+  explicit Random(std::uint64_t seed) : engine_(splitmix64(seed)) {}
+
+  double uniform() { return static_cast<double>(engine_() >> 11) * 0x1.0p-53; }
+
+  std::uint64_t below(std::uint64_t n) {
+    const std::uint64_t threshold = (0 - n) % n;
+    std::uint64_t x = engine_();
+    while (x < threshold)
+      x = engine_();
+    return x % n;
+  }
+
+  double normal() {  // Marsaglia's polar method
+    if (has_spare_) {
+      has_spare_ = false;
+      return spare_;
+    }
+    double u = 0.0, v = 0.0, s = 0.0;
+    do {
+      u = 2.0 * uniform() - 1.0;
+      v = 2.0 * uniform() - 1.0;
+      s = u * u + v * v;
+    } while (s >= 1.0 || s == 0.0);
+    const double scale = std::sqrt(-2.0 * std::log(s) / s);
+    spare_ = v * scale;
+    has_spare_ = true;
+    return u * scale;
+  }
+
+ private:
+  std::mt19937_64 engine_;
+  double spare_ = 0.0;
+  bool has_spare_ = false;
+};
+
+std::uint64_t subject_seed(std::uint64_t seed, std::int64_t subject, std::uint64_t purpose) {
+  return splitmix64(seed ^ kSubjectStream) ^
+         splitmix64(static_cast<std::uint64_t>(subject) * 8 + purpose);
+}
+
+void check_options(const SyntheticCohortOptions& o) {
+  const auto check = [](bool ok, const char* option, double value, const char* allowed) {
+    PELAB_CHECK(ok, "synthetic cohort: {} is {}, expected {}", option, value, allowed);
+  };
+  check(o.subjects >= 1, "subjects", static_cast<double>(o.subjects), ">= 1");
+  check(o.volumes >= 2, "volumes", static_cast<double>(o.volumes), ">= 2");
+  check(o.networks >= 1, "networks", static_cast<double>(o.networks), ">= 1");
+  check(o.parcels >= 2 * o.networks && o.parcels <= 32767, "parcels",
+        static_cast<double>(o.parcels), "in [2 x networks, 32767]");
+  for (std::int64_t side : o.grid)
+    check(side >= 4, "a grid side", static_cast<double>(side), ">= 4 voxels");
+  check(o.voxel_mm > 0.0 && std::isfinite(o.voxel_mm), "voxel_mm", o.voxel_mm, "> 0");
+  check(o.tr_seconds > 0.0 && o.tr_seconds <= 60.0, "tr_seconds", o.tr_seconds, "in (0, 60]");
+  check(std::isfinite(o.baseline) && o.baseline >= 0.0, "baseline", o.baseline, ">= 0");
+  check(std::isfinite(o.signal_scale) && o.signal_scale >= 0.0, "signal_scale", o.signal_scale,
+        ">= 0");
+  check(std::isfinite(o.voxel_noise) && o.voxel_noise >= 0.0, "voxel_noise", o.voxel_noise, ">= 0");
+  check(o.length_scale > 0.0 && std::isfinite(o.length_scale), "length_scale", o.length_scale,
+        "> 0");
+  check(o.between_network_scale >= 0.0 && std::isfinite(o.between_network_scale),
+        "between_network_scale", o.between_network_scale, ">= 0");
+  check(o.density > 0.0 && o.density <= 1.0, "density", o.density, "in (0, 1]");
+  check(o.coupling_jitter >= 0.0 && std::isfinite(o.coupling_jitter), "coupling_jitter",
+        o.coupling_jitter, ">= 0");
+}
+
+Volume empty_volume(const std::string& path, const Grid& grid, std::int64_t nt, double voxel_mm) {
+  Volume volume;
+  volume.path = path;
+  volume.grid = grid;
+  volume.nt = nt;
+  volume.voxel_size_mm = {voxel_mm, voxel_mm, voxel_mm};
+  volume.data.assign(static_cast<std::size_t>(grid.voxels() * nt), 0.0f);
+  return volume;
+}
+
+double squared_distance(const double* a, const double* b) {
+  double sum = 0.0;
+  for (int d = 0; d < 3; ++d)
+    sum += (a[d] - b[d]) * (a[d] - b[d]);
+  return sum;
+}
+
+// Best-candidate sampling: `count` of the `points` ([n, 3]), each the farthest from those
+// already chosen among 10 drawn at random. Returns their indices.
+std::vector<std::size_t> spread_points(const std::vector<double>& points, std::size_t count,
+                                       Random& random) {
+  const std::size_t n = points.size() / 3;
+  std::vector<std::size_t> chosen;
+  std::vector<double> nearest(n, std::numeric_limits<double>::infinity());
+  std::vector<bool> taken(n, false);
+  while (chosen.size() < count) {
+    std::size_t best = n;
+    for (int candidate = 0; candidate < 10; ++candidate) {
+      const auto c = static_cast<std::size_t>(random.below(n));
+      if (!taken[c] && (best == n || nearest[c] > nearest[best])) best = c;
+    }
+    if (best == n) continue;  // every draw was taken already: draw again
+    taken[best] = true;
+    chosen.push_back(best);
+    for (std::size_t p = 0; p < n; ++p)
+      nearest[p] = std::min(nearest[p], squared_distance(&points[3 * p], &points[3 * best]));
+  }
+  return chosen;
+}
+
+// Each parcel's network (see the header): poles among the left-hemisphere parcels.
+std::vector<std::int64_t> assign_networks(const std::vector<double>& centroids,
+                                          std::int64_t networks, double midline, Random& random) {
+  const std::size_t parcels = centroids.size() / 3;
+  std::vector<double> left;  // left-hemisphere centroids
+  std::vector<std::size_t> left_parcel;
+  for (std::size_t p = 0; p < parcels; ++p) {
+    if (centroids[3 * p] >= midline) continue;
+    left.insert(left.end(), &centroids[3 * p], &centroids[3 * p] + 3);
+    left_parcel.push_back(p);
+  }
+  const auto poles_needed = static_cast<std::size_t>(2 * networks);
+  if (left_parcel.size() < poles_needed) {  // too few on the left: take poles anywhere
+    left = centroids;
+    left_parcel.resize(parcels);
+    std::iota(left_parcel.begin(), left_parcel.end(), 0);
+  }
+  std::vector<std::size_t> poles = spread_points(left, poles_needed, random);
+  for (std::size_t i = poles.size(); i > 1; --i)  // random pairing: shuffle, then k with k + K
+    std::swap(poles[i - 1], poles[random.below(i)]);
+
+  std::vector<std::int64_t> network(parcels, 0);
+  for (std::size_t p = 0; p < parcels; ++p) {
+    const double mirrored[3] = {midline - std::abs(centroids[3 * p] - midline),
+                                centroids[3 * p + 1], centroids[3 * p + 2]};
+    double best = std::numeric_limits<double>::infinity();
+    for (std::size_t q = 0; q < poles.size(); ++q) {
+      const double d = squared_distance(mirrored, &left[3 * poles[q]]);
+      if (d < best) {
+        best = d;
+        network[p] = static_cast<std::int64_t>(q % static_cast<std::size_t>(networks));
+      }
+    }
+  }
+  for (std::size_t q = 0; q < poles.size(); ++q)  // every network keeps its poles
+    network[left_parcel[poles[q]]] =
+        static_cast<std::int64_t>(q % static_cast<std::size_t>(networks));
+  return network;
+}
+
+// The subject's coupling: the shared weights times exp(jitter * N(0, 1)), rows renormalised.
+sim::Network jittered(const sim::Network& shared, double jitter, Random& random) {
+  sim::Network network = shared;
+  const std::int64_t n = network.nodes;
+  for (std::int64_t i = 0; i < n; ++i) {
+    double* row = &network.coupling[i * n];
+    double sum = 0.0;
+    for (std::int64_t j = 0; j < n; ++j) {
+      if (row[j] == 0.0) continue;
+      row[j] *= std::exp(jitter * random.normal());
+      sum += row[j];
+    }
+    if (sum > 0.0)
+      for (std::int64_t j = 0; j < n; ++j)
+        row[j] /= sum;
+  }
+  return network;
+}
+
+// The parcels' BOLD signal, [volumes, parcels], standardised per parcel.
+std::vector<double> parcel_signals(const sim::Network& network, const SyntheticCohortOptions& o,
+                                   std::uint64_t seed) {
+  // Simulated at a fine step (at most 0.5 s, a whole fraction of the TR); one unit = 1 s.
+  const auto per_volume = static_cast<std::int64_t>(std::ceil(o.tr_seconds / 0.5 - 1e-9));
+  const double fine = o.tr_seconds / static_cast<double>(per_volume);
+  const std::vector<double> hrf = canonical_hrf(fine);
+  const auto warm_up = static_cast<std::int64_t>(hrf.size());  // the response's length, discarded
+
+  sim::DynamicsOptions dynamics;
+  dynamics.sample_interval = fine;
+  dynamics.dt = fine / std::ceil(fine / 0.05 - 1e-9);
+  const sim::Recording recording = [&] {
+    try {
+      return sim::simulate(network, dynamics, warm_up + o.volumes * per_volume, seed);
+    } catch (const std::invalid_argument& error) {
+      throw Error(
+          fmt::format("synthetic cohort: the simulation refused its options: {}", error.what()));
+    }
+  }();
+
+  const std::int64_t parcels = network.nodes;
+  std::vector<double> signal(static_cast<std::size_t>(o.volumes * parcels));
+  for (std::int64_t v = 0; v < o.volumes; ++v) {
+    const std::int64_t at = warm_up + v * per_volume;
+    for (std::int64_t p = 0; p < parcels; ++p) {
+      double sum = 0.0;
+      for (std::size_t m = 0; m < hrf.size(); ++m)
+        sum += hrf[m] * recording.activity[(at - static_cast<std::int64_t>(m)) * parcels + p];
+      signal[v * parcels + p] = sum;
+    }
+  }
+  for (std::int64_t p = 0; p < parcels; ++p) {
+    double mean = 0.0, squares = 0.0;
+    for (std::int64_t v = 0; v < o.volumes; ++v)
+      mean += signal[v * parcels + p];
+    mean /= static_cast<double>(o.volumes);
+    for (std::int64_t v = 0; v < o.volumes; ++v)
+      squares += (signal[v * parcels + p] - mean) * (signal[v * parcels + p] - mean);
+    const double std_dev = std::sqrt(squares / static_cast<double>(o.volumes));
+    for (std::int64_t v = 0; v < o.volumes; ++v)
+      signal[v * parcels + p] = std_dev > 0.0 ? (signal[v * parcels + p] - mean) / std_dev : 0.0;
+  }
+  return signal;
+}
+
+// The brain: an ellipsoid mask on a grid whose centre voxel is at world (0, -18, 18) mm.
+struct Brain {
+  Volume mask;
+  std::vector<std::int64_t> inside;  // the mask's voxels (linear indices)
+  std::vector<double> inside_xyz;    // [inside, 3]: their positions in mm
+};
+
+Brain ellipsoid_brain(const std::string& path, const SyntheticCohortOptions& o) {
+  Grid grid;
+  grid.nx = o.grid[0];
+  grid.ny = o.grid[1];
+  grid.nz = o.grid[2];
+  double centre[3], semi_axes[3];
+  const double axis_fraction[3] = {0.42, 0.45, 0.40};
+  for (int d = 0; d < 3; ++d) {
+    centre[d] = 0.5 * static_cast<double>(o.grid[d] - 1);
+    semi_axes[d] = axis_fraction[d] * static_cast<double>(o.grid[d]);
+  }
+  const double mm = o.voxel_mm;
+  grid.affine = {mm, 0, 0,  -mm * centre[0],       0, mm, 0, -18.0 - mm * centre[1],
+                 0,  0, mm, 18.0 - mm * centre[2], 0, 0,  0, 1};
+  Brain brain;
+  brain.mask = empty_volume(path, grid, 1, mm);
+  for (std::int64_t k = 0; k < grid.nz; ++k)
+    for (std::int64_t j = 0; j < grid.ny; ++j)
+      for (std::int64_t i = 0; i < grid.nx; ++i) {
+        const double index[3] = {static_cast<double>(i), static_cast<double>(j),
+                                 static_cast<double>(k)};
+        double radius = 0.0;
+        for (int d = 0; d < 3; ++d)
+          radius += std::pow((index[d] - centre[d]) / semi_axes[d], 2.0);
+        if (radius > 1.0) continue;
+        brain.mask.data[grid.index(i, j, k)] = 1.0f;
+        brain.inside.push_back(grid.index(i, j, k));
+        const auto xyz = grid.world(index[0], index[1], index[2]);
+        brain.inside_xyz.insert(brain.inside_xyz.end(), xyz.begin(), xyz.end());
+      }
+  return brain;
+}
+
+// Voronoi parcels: `parcels` seed voxels spread through the brain, each brain voxel labelled
+// (1 ..) by its nearest seed.
+Volume voronoi_atlas(const std::string& path, const Brain& brain, std::int64_t parcels,
+                     Random& random) {
+  const std::vector<std::size_t> seeds =
+      spread_points(brain.inside_xyz, static_cast<std::size_t>(parcels), random);
+  Volume atlas = empty_volume(path, brain.mask.grid, 1, brain.mask.voxel_size_mm[0]);
+  for (std::size_t v = 0; v < brain.inside.size(); ++v) {
+    double best = std::numeric_limits<double>::infinity();
+    std::size_t label = 0;
+    for (std::size_t s = 0; s < seeds.size(); ++s) {
+      const double d = squared_distance(&brain.inside_xyz[3 * v], &brain.inside_xyz[3 * seeds[s]]);
+      if (d < best) {
+        best = d;
+        label = s + 1;
+      }
+    }
+    atlas.data[brain.inside[v]] = static_cast<float>(label);
+  }
+  return atlas;
+}
+
+// Positions [n, 3] scaled into the unit cube (one scale for all axes, keeping the shape), as
+// make_network's nodes are.
+std::vector<double> unit_cube(std::vector<double> xyz) {
+  const std::size_t n = xyz.size() / 3;
+  double low[3], extent = 0.0;
+  for (int d = 0; d < 3; ++d) {
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    for (std::size_t p = 0; p < n; ++p) {
+      lo = std::min(lo, xyz[3 * p + d]);
+      hi = std::max(hi, xyz[3 * p + d]);
+    }
+    low[d] = lo;
+    extent = std::max(extent, hi - lo);
+  }
+  for (std::size_t p = 0; p < n; ++p)
+    for (int d = 0; d < 3; ++d)
+      xyz[3 * p + d] = (xyz[3 * p + d] - low[d]) / std::max(extent, 1e-12);
+  return xyz;
+}
+
+}  // namespace
+
+std::vector<double> canonical_hrf(double dt, double length_seconds) {
+  PELAB_CHECK(dt > 0.0 && length_seconds >= dt, "canonical_hrf: dt {} and length {} s", dt,
+              length_seconds);
+  const auto gamma_density = [](double t, double shape) {
+    return t <= 0.0 ? 0.0 : std::exp((shape - 1.0) * std::log(t) - t - std::lgamma(shape));
+  };
+  const auto samples = static_cast<std::size_t>(std::floor(length_seconds / dt + 1e-9)) + 1;
+  std::vector<double> hrf(samples);
+  double sum = 0.0;
+  for (std::size_t m = 0; m < samples; ++m) {
+    const double t = static_cast<double>(m) * dt;
+    hrf[m] = gamma_density(t, 6.0) - gamma_density(t, 16.0) / 6.0;
+    sum += hrf[m];
+  }
+  for (double& h : hrf)
+    h /= sum;
+  return hrf;
+}
+
+SyntheticCohort write_synthetic_cohort(const std::string& folder, const SyntheticCohortOptions& o) {
+  check_options(o);
+  std::error_code error;
+  std::filesystem::create_directories(folder, error);
+  PELAB_CHECK(std::filesystem::is_directory(folder, error),
+              "synthetic cohort: cannot create the folder {}", folder);
+  const std::string extension = o.compress ? ".nii.gz" : ".nii";
+  const auto file = [&](const std::string& name) {
+    return (std::filesystem::path(folder) / name).string();
+  };
+  SyntheticCohort cohort;
+  WriteOptions stored;
+  stored.xform_code = 4;  // MNI-152-like space
+
+  cohort.mask = file("mask" + extension);
+  const Brain brain = ellipsoid_brain(cohort.mask, o);
+  PELAB_CHECK(static_cast<std::int64_t>(brain.inside.size()) >= o.parcels,
+              "synthetic cohort: the mask has {} voxels, fewer than the {} parcels; use a larger "
+              "grid or fewer parcels",
+              brain.inside.size(), o.parcels);
+  stored.type = StorageType::kUint8;
+  write_volume(cohort.mask, brain.mask, stored);
+
+  Random layout(o.seed ^ kLayoutStream);
+  cohort.atlas = file("atlas" + extension);
+  const Volume atlas = voronoi_atlas(cohort.atlas, brain, o.parcels, layout);
+  stored.type = StorageType::kInt16;
+  write_volume(cohort.atlas, atlas, stored);
+  const Parcellation parcellation = atlas_parcellation(atlas);
+
+  ParcelCentroids centroids = centroids_of(parcellation);
+  centroids.network = assign_networks(parcellation.centroids, o.networks, 0.0, layout);
+  for (std::int64_t n = 0; n < o.networks; ++n)
+    centroids.network_names.push_back(fmt::format("network-{}", n + 1));
+  cohort.centroids = file("centroids.csv");
+  write_centroids_csv(cohort.centroids, centroids);
+  cohort.network = centroids.network;
+
+  sim::NetworkOptions coupling;
+  coupling.length_scale = o.length_scale;
+  coupling.between_module_scale = o.between_network_scale;
+  coupling.density = o.density;
+  const sim::Network shared =
+      sim::network_from(unit_cube(parcellation.centroids), 3, centroids.network, coupling);
+
+  // Per voxel in the brain: its baseline (fixed anatomy) and its parcel.
+  std::vector<double> baseline(brain.inside.size());
+  for (double& b : baseline)
+    b = o.baseline * (1.0 + 0.05 * layout.normal());
+  std::vector<std::int32_t> parcel_of(brain.inside.size());
+  for (std::size_t v = 0; v < brain.inside.size(); ++v)
+    parcel_of[v] = parcellation.voxel_parcel[brain.inside[v]];
+
+  const int digits = std::max(2, static_cast<int>(std::to_string(o.subjects).size()));
+  for (std::int64_t s = 0; s < o.subjects; ++s) {
+    Random variation(subject_seed(o.seed, s, 0));
+    Random noise(subject_seed(o.seed, s, 1));
+    const sim::Network network = jittered(shared, o.coupling_jitter, variation);
+    const std::vector<double> signal = parcel_signals(network, o, subject_seed(o.seed, s, 2));
+
+    const std::string path = file(fmt::format("sub-{:0{}}_bold{}", s + 1, digits, extension));
+    Volume bold = empty_volume(path, brain.mask.grid, o.volumes, o.voxel_mm);
+    bold.tr_seconds = o.tr_seconds;
+    double largest = 0.0;
+    for (std::int64_t t = 0; t < o.volumes; ++t) {
+      float* volume = bold.data.data() + brain.mask.grid.voxels() * t;
+      const double* parcels = signal.data() + o.parcels * t;
+      for (std::size_t v = 0; v < brain.inside.size(); ++v) {
+        const double value =
+            baseline[v] + o.signal_scale * parcels[parcel_of[v]] + o.voxel_noise * noise.normal();
+        volume[brain.inside[v]] = static_cast<float>(value);
+        largest = std::max(largest, std::abs(value));
+      }
+    }
+    stored.type = StorageType::kInt16;  // with the finest slope that holds every value
+    stored.scl_slope = largest > 0.0 ? largest / 32000.0 : 1.0;
+    write_volume(path, bold, stored);
+    cohort.bold.push_back(path);
+  }
+  return cohort;
+}
+
+}  // namespace pelab::brain
