@@ -186,8 +186,8 @@ TEST_F(BrainPlugin, BadDataIsAOneLineErrorNamingTheFile) {
   // An atlas on another grid: the anatomical image's (33x41x25) against the functional's.
   testing::write_text(dir / "ok.nii", sample);
   Volume atlas = read_volume(testing::data_file("anatomical.nii"));
-  for (auto& value : atlas.data)
-    value = value > 0 ? 1.0f : 0.0f;
+  for (std::size_t v = 0; v < atlas.data.size(); ++v)  // two labels: the first and second half
+    atlas.data[v] = atlas.data[v] > 0 ? (2 * v < atlas.data.size() ? 1.0f : 2.0f) : 0.0f;
   atlas.path = dir / "atlas.nii";
   write_volume(atlas.path, atlas);
   message = error_of(spec({{"source", std::string("nifti")},

@@ -58,15 +58,15 @@ TEST_F(LatinSquarePlugin, LoadsThePaperData) {
   EXPECT_EQ(task->splits(), (std::vector<std::string>{"train", "test", "human"}));
 
   const Dataset train = task->load("train");
-  train.validate("train", 16, 5, 4);
+  train.validate("train", 16, 5, Objective::classification(4));
   EXPECT_EQ(train.size(), 30);
   EXPECT_EQ(torch::bincount(train.groups).sizes().vec(), (std::vector<std::int64_t>{3}));
   EXPECT_TRUE(torch::equal(torch::bincount(train.groups), torch::full({3}, 10, torch::kInt64)));
   const Dataset test = task->load("test");
-  test.validate("test", 16, 5, 4);
+  test.validate("test", 16, 5, Objective::classification(4));
   EXPECT_EQ(test.size(), 900);
   const Dataset human = task->load("human");
-  human.validate("human", 16, 5, 4);
+  human.validate("human", 16, 5, Objective::classification(4));
   EXPECT_EQ(human.size(), 108);
   EXPECT_EQ(human.group_names, (std::vector<std::string>{"binary", "ternary", "quaternary"}));
   EXPECT_THROW(task->load("validation"), Error);

@@ -60,7 +60,7 @@ TEST_F(MarkerPosition, EachSampleHasOneMarkerAtItsTarget) {
   const auto task = make({{"tokens", 6}, {"train_samples", 200}});
   const Dataset data = task->load("train");
   ASSERT_EQ(data.size(), 200);
-  EXPECT_NO_THROW(data.validate("train", 6, 2, 6));
+  EXPECT_NO_THROW(data.validate("train", 6, 2, Objective::classification(6)));
   EXPECT_EQ(data.group_names, (std::vector<std::string>{"first_half", "second_half"}));
 
   const torch::Tensor markers = data.inputs.select(2, 0);  // [samples, tokens]
@@ -93,7 +93,7 @@ TEST_F(MarkerPosition, DataDependsOnlyOnTheDataSeed) {
 TEST_F(MarkerPosition, EmptyTestSplit) {
   const Dataset test = make({{"test_samples", 0}})->load("test");
   EXPECT_EQ(test.size(), 0);
-  EXPECT_NO_THROW(test.validate("test", 8, 2, 8));
+  EXPECT_NO_THROW(test.validate("test", 8, 2, Objective::classification(8)));
 }
 
 }  // namespace
