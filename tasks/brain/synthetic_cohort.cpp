@@ -5,7 +5,6 @@
 #include <filesystem>
 #include <limits>
 #include <numeric>
-#include <random>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -13,6 +12,7 @@
 #include "parcel_centroids.h"
 #include "parcellation.h"
 #include "pelab/error.h"
+#include "random.h"
 #include "simulation.h"
 #include "volume.h"
 
@@ -21,56 +21,13 @@ namespace {
 
 namespace sim = network_simulation;
 
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
+using sim::Random;
+using sim::splitmix64;
 
 // Independent streams from one seed, so that changing one part (e.g. the number of volumes)
 // leaves the others (the atlas) as they were.
 constexpr std::uint64_t kLayoutStream = 0x243f6a8885a308d3ULL;
 constexpr std::uint64_t kSubjectStream = 0x13198a2e03707344ULL;
-
-// Hand-written draws on std::mt19937_64 (whose output the standard fixes; its distributions'
-// is not), as in the network simulation: the same seed gives the same cohort everywhere.
-class Random {
- public:
-  explicit Random(std::uint64_t seed) : engine_(splitmix64(seed)) {}
-
-  double uniform() { return static_cast<double>(engine_() >> 11) * 0x1.0p-53; }
-
-  std::uint64_t below(std::uint64_t n) {
-    const std::uint64_t threshold = (0 - n) % n;
-    std::uint64_t x = engine_();
-    while (x < threshold)
-      x = engine_();
-    return x % n;
-  }
-
-  double normal() {  // Marsaglia's polar method
-    if (has_spare_) {
-      has_spare_ = false;
-      return spare_;
-    }
-    double u = 0.0, v = 0.0, s = 0.0;
-    do {
-      u = 2.0 * uniform() - 1.0;
-      v = 2.0 * uniform() - 1.0;
-      s = u * u + v * v;
-    } while (s >= 1.0 || s == 0.0);
-    const double scale = std::sqrt(-2.0 * std::log(s) / s);
-    spare_ = v * scale;
-    has_spare_ = true;
-    return u * scale;
-  }
-
- private:
-  std::mt19937_64 engine_;
-  double spare_ = 0.0;
-  bool has_spare_ = false;
-};
 
 std::uint64_t subject_seed(std::uint64_t seed, std::int64_t subject, std::uint64_t purpose) {
   return splitmix64(seed ^ kSubjectStream) ^

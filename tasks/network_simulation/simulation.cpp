@@ -4,74 +4,20 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
-#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <utility>
 
+#include "random.h"
+
 namespace pelab::network_simulation {
 namespace {
-
-// ---------------------------------------------------------------------------------------------
-// Random numbers. The standard fixes std::mt19937_64's output but not that of its distributions,
-// so the draws are written out here; only std::log and std::sqrt touch the bits beyond that.
-
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 // Independent streams drawn from one user seed: the placement of the network, the noise and the
 // pulses each get their own, so that an extra pulse (simulate_with_pulse) changes no draw.
 constexpr std::uint64_t kPlacementStream = 0x5ee1d0f1a2b3c4d5ULL;
 constexpr std::uint64_t kNoiseStream = 0x6a09e667f3bcc908ULL;
 constexpr std::uint64_t kPulseStream = 0xbb67ae8584caa73bULL;
-
-class Random {
- public:
-  Random(std::uint64_t seed, std::uint64_t stream) : engine_(splitmix64(seed ^ stream)) {}
-
-  /// Uniform in [0, 1) from the 53 high bits.
-  double uniform() { return static_cast<double>(engine_() >> 11) * 0x1.0p-53; }
-
-  /// Uniform in [0, n), n > 0, by rejection (no modulo bias).
-  std::uint64_t below(std::uint64_t n) {
-    const std::uint64_t threshold = (0 - n) % n;
-    std::uint64_t x = engine_();
-    while (x < threshold)
-      x = engine_();
-    return x % n;
-  }
-
-  /// N(0, 1) by Marsaglia's polar method, which needs only log and sqrt (no sin or cos); the
-  /// second value of each pair is kept for the next call.
-  double normal() {
-    if (has_spare_) {
-      has_spare_ = false;
-      return spare_;
-    }
-    double u = 0.0, v = 0.0, s = 0.0;
-    do {
-      u = 2.0 * uniform() - 1.0;
-      v = 2.0 * uniform() - 1.0;
-      s = u * u + v * v;
-    } while (s >= 1.0 || s == 0.0);
-    const double scale = std::sqrt(-2.0 * std::log(s) / s);
-    spare_ = v * scale;
-    has_spare_ = true;
-    return u * scale;
-  }
-
-  /// Exponential with the given rate (> 0); 1 - uniform() is in (0, 1], so the log is finite.
-  double exponential(double rate) { return -std::log(1.0 - uniform()) / rate; }
-
- private:
-  std::mt19937_64 engine_;
-  double spare_ = 0.0;
-  bool has_spare_ = false;
-};
 
 // ---------------------------------------------------------------------------------------------
 // Option checks: each failure names the option, its value and what is allowed.
