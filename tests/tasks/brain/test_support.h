@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../../core/test_support.h"
 #include "pelab/error.h"
 #include "volume.h"
 
@@ -22,28 +23,8 @@ inline std::string data_file(const std::string& name) {
   return std::string(PELAB_SOURCE_DIR) + "/tasks/brain/data/" + name;
 }
 
-/// A fresh, empty folder, removed (with its contents) when the object goes.
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "pelab-brain-test-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~ScratchDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-
-  const std::string& path() const { return path_; }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+/// A fresh, empty folder, removed (with its contents) when the object goes: the core tests' one.
+using ScratchDir = ::pelab::test::ScratchDir;
 
 inline void write_text(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
