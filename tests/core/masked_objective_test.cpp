@@ -85,6 +85,23 @@ class MaskedObjectiveTest : public ::testing::Test {
         });
   }
 
+  // A fresh model in evaluation mode on the test split, half of each sample's tokens masked.
+  struct MaskedForward {
+    std::shared_ptr<TransformerEncoder> model;
+    Dataset data;
+    torch::Tensor mask;
+    torch::Tensor out;  // the model's predictions [samples, tokens, values]
+  };
+  MaskedForward masked_forward(const std::string& pe) {
+    MaskedForward result{make_model(pe), task_.load("test"), {}, {}};
+    result.model->eval();
+    result.mask = draw_token_masks(result.data.size(), kTokens, 0.5,
+                                   at::make_generator<at::CPUGeneratorImpl>(1));
+    torch::NoGradGuard no_grad;
+    result.out = result.model->forward(result.data.inputs, {}, result.mask);
+    return result;
+  }
+
   Registry registry_ = test::builtin_registry();
   IndexTask task_;
 };
@@ -149,13 +166,8 @@ TEST(DatasetValidation, MaskedTargetsMustBePerTokenFloats) {
 }
 
 TEST_F(MaskedObjectiveTest, PredictsEveryTokenAndHidesTheMaskedInputs) {
-  auto model = make_model("learned");
-  model->eval();
+  const auto [model, data, mask, out] = masked_forward("learned");
   torch::NoGradGuard no_grad;
-  const Dataset data = task_.load("test");
-  const torch::Tensor mask =
-      draw_token_masks(data.size(), kTokens, 0.5, at::make_generator<at::CPUGeneratorImpl>(1));
-  const torch::Tensor out = model->forward(data.inputs, {}, mask);
   EXPECT_EQ(out.sizes(), (std::vector<std::int64_t>{data.size(), kTokens, kValues}));
   // What a masked token held makes no difference to any prediction.
   const torch::Tensor scrambled =
@@ -173,13 +185,7 @@ TEST_F(MaskedObjectiveTest, PredictsEveryTokenAndHidesTheMaskedInputs) {
 }
 
 TEST_F(MaskedObjectiveTest, WithoutAPETheMaskedTokensAreIndistinguishable) {
-  auto model = make_model("none");
-  model->eval();
-  torch::NoGradGuard no_grad;
-  const Dataset data = task_.load("test");
-  const torch::Tensor mask =
-      draw_token_masks(data.size(), kTokens, 0.5, at::make_generator<at::CPUGeneratorImpl>(1));
-  const torch::Tensor out = model->forward(data.inputs, {}, mask);
+  const auto [model, data, mask, out] = masked_forward("none");
   for (std::int64_t s = 0; s < data.size(); ++s) {
     const torch::Tensor masked = out[s].index({mask[s]});
     EXPECT_TRUE(torch::allclose(masked, masked[0].expand_as(masked), 1e-5, 1e-6)) << s;
