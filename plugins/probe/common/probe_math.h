@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include <pelab/error.h>
 #include <pelab/layout.h>
 #include <pelab/probe.h>
 
@@ -179,6 +180,44 @@ class Permuter {
  private:
   std::mt19937_64 engine_;
 };
+
+/// How each snapshot's PEs relate to a ground-truth matrix: Spearman and Pearson correlation over
+/// the pairs above the diagonal, one value per PE (block) and snapshot, and the last snapshot's
+/// matrices (for a permutation test and the arrays).
+struct CorrelationHistory {
+  std::vector<torch::Tensor> spearman;  // per snapshot: [pes]
+  std::vector<torch::Tensor> pearson;
+  std::vector<torch::Tensor> final_matrices;  // per PE: [tokens, tokens]
+};
+
+/// Turns every PE of every snapshot (tables, or kernels with `use_kernels`) into a token x token
+/// matrix with `matrix_of(pe)` and correlates it with `truth`; `truth_name` says what the truth
+/// is in the error for a snapshot of another token count ("the layout").
+template <typename MatrixOf>
+CorrelationHistory correlate_with(const std::vector<const PESnapshot*>& snapshots, bool use_kernels,
+                                  const torch::Tensor& truth, const std::string& truth_name,
+                                  MatrixOf matrix_of) {
+  const torch::Tensor truth_upper = upper_triangle(truth);
+  CorrelationHistory history;
+  for (const auto* snapshot : snapshots) {
+    const torch::Tensor pes = use_kernels ? snapshot->kernels : snapshot->tables;
+    PELAB_CHECK(pes.size(1) == truth.size(0),
+                "the PE snapshot of epoch {} has {} tokens but {} has {}", snapshot->epoch,
+                pes.size(1), truth_name, truth.size(0));
+    std::vector<double> spearman_values, pearson_values;
+    history.final_matrices.clear();
+    for (std::int64_t b = 0; b < pes.size(0); ++b) {
+      const torch::Tensor matrix = matrix_of(pes[b]);
+      const torch::Tensor upper = upper_triangle(matrix);
+      spearman_values.push_back(spearman(upper, truth_upper));
+      pearson_values.push_back(pearson(upper, truth_upper));
+      history.final_matrices.push_back(matrix);
+    }
+    history.spearman.push_back(from_vector(spearman_values));
+    history.pearson.push_back(from_vector(pearson_values));
+  }
+  return history;
+}
 
 /// A one-sided permutation test of a positive Spearman correlation between each of `matrices` (one
 /// per block, N x N) and `truth`, over the pairs above the diagonal: relabel the tokens of the

@@ -50,37 +50,20 @@ class ConnectivityProbe : public Probe {
     }
     const torch::Tensor relation = pm::f64(found->second);
     const torch::Tensor truth = (relation + relation.t()) / 2;
-    const torch::Tensor truth_upper = pm::upper_triangle(truth);
-
-    std::vector<torch::Tensor> spearman_history, pearson_history;
-    std::vector<torch::Tensor> final_similarity;
-    for (const auto* snapshot : snapshots) {
-      const torch::Tensor pes = use_kernels ? snapshot->kernels : snapshot->tables;
-      PELAB_CHECK(pes.size(1) == truth.size(0),
-                  "the PE snapshot of epoch {} has {} tokens but the relation '{}' has {}",
-                  snapshot->epoch, pes.size(1), relation_, truth.size(0));
-      std::vector<double> spearman, pearson;
-      std::vector<torch::Tensor> similarities;
-      for (std::int64_t b = 0; b < pes.size(0); ++b) {
-        const torch::Tensor s =
-            use_kernels ? pm::kernel_similarity(pes[b]) : pm::cosine_similarities(pes[b]);
-        const torch::Tensor upper = pm::upper_triangle(s);
-        spearman.push_back(pm::spearman(upper, truth_upper));
-        pearson.push_back(pm::pearson(upper, truth_upper));
-        similarities.push_back(s);
-      }
-      spearman_history.push_back(pm::from_vector(spearman));
-      pearson_history.push_back(pm::from_vector(pearson));
-      final_similarity = similarities;
-    }
-    pm::add_per_block(result, "spearman", pm::to_vector(spearman_history.back()));
-    pm::add_per_block(result, "pearson", pm::to_vector(pearson_history.back()));
+    const pm::CorrelationHistory history = pm::correlate_with(
+        snapshots, use_kernels, truth, fmt::format("the relation '{}'", relation_),
+        [&](const torch::Tensor& pe) {
+          return use_kernels ? pm::kernel_similarity(pe) : pm::cosine_similarities(pe);
+        });
+    const std::vector<torch::Tensor>& final_similarity = history.final_matrices;
+    pm::add_per_block(result, "spearman", pm::to_vector(history.spearman.back()));
+    pm::add_per_block(result, "pearson", pm::to_vector(history.pearson.back()));
     if (permutations_ > 0) {
       pm::spearman_permutation_test(final_similarity, truth, permutations_,
                                     static_cast<std::uint64_t>(seed_), result);
     }
-    result.arrays["spearman"] = torch::stack(spearman_history);
-    result.arrays["pearson"] = torch::stack(pearson_history);
+    result.arrays["spearman"] = torch::stack(history.spearman);
+    result.arrays["pearson"] = torch::stack(history.pearson);
     result.arrays["epochs"] = pm::epochs_of(snapshots);
     result.arrays["similarity"] = torch::stack(final_similarity);
     result.arrays["relation"] = truth;

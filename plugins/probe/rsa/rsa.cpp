@@ -43,40 +43,20 @@ class RSAProbe : public Probe {
       return result;
     }
     const torch::Tensor truth = pm::euclidean_distances(layout.coordinates);
-    const std::int64_t tokens = truth.size(0);
-
-    std::vector<torch::Tensor> spearman_history, pearson_history;
-    std::vector<torch::Tensor> final_dissimilarity;
-    for (const auto* snapshot : snapshots) {
-      const torch::Tensor pes = use_kernels ? snapshot->kernels : snapshot->tables;
-      PELAB_CHECK(pes.size(1) == tokens,
-                  "the PE snapshot of epoch {} has {} tokens but the layout has {}",
-                  snapshot->epoch, pes.size(1), tokens);
-      std::vector<double> spearman, pearson;
-      std::vector<torch::Tensor> dissimilarities;
-      for (std::int64_t b = 0; b < pes.size(0); ++b) {
-        const torch::Tensor d = dissimilarity(pes[b], use_kernels);
-        const torch::Tensor upper = pm::upper_triangle(d);
-        const torch::Tensor truth_upper = pm::upper_triangle(truth);
-        spearman.push_back(pm::spearman(upper, truth_upper));
-        pearson.push_back(pm::pearson(upper, truth_upper));
-        dissimilarities.push_back(d);
-      }
-      spearman_history.push_back(pm::from_vector(spearman));
-      pearson_history.push_back(pm::from_vector(pearson));
-      final_dissimilarity = dissimilarities;
-    }
-
-    const torch::Tensor final_spearman = spearman_history.back();
+    const pm::CorrelationHistory history =
+        pm::correlate_with(snapshots, use_kernels, truth, "the layout",
+                           [&](const torch::Tensor& pe) { return dissimilarity(pe, use_kernels); });
+    const std::vector<torch::Tensor>& final_dissimilarity = history.final_matrices;
+    const torch::Tensor final_spearman = history.spearman.back();
     pm::add_per_block(result, "spearman", pm::to_vector(final_spearman));
-    pm::add_per_block(result, "pearson", pm::to_vector(pearson_history.back()));
+    pm::add_per_block(result, "pearson", pm::to_vector(history.pearson.back()));
     if (permutations_ > 0) {
       pm::spearman_permutation_test(final_dissimilarity, truth, permutations_,
                                     static_cast<std::uint64_t>(seed_), result);
     }
 
-    result.arrays["spearman"] = torch::stack(spearman_history);
-    result.arrays["pearson"] = torch::stack(pearson_history);
+    result.arrays["spearman"] = torch::stack(history.spearman);
+    result.arrays["pearson"] = torch::stack(history.pearson);
     result.arrays["epochs"] = pm::epochs_of(snapshots);
     result.arrays["dissimilarity"] = torch::stack(final_dissimilarity);
     result.arrays["ground_truth"] = truth;
