@@ -14,7 +14,7 @@ DEBIAN_PACKAGES := g++ cmake make ccache \
 	libtorch-dev libopenblas0-openmp \
 	libboost-dev libboost-filesystem-dev libfmt-dev libtomlplusplus-dev \
 	libcli11-dev libspdlog-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev \
-	libnifti2-dev \
+	libnifti2-dev slurmctld slurmd slurm-client munge \
 	python3-numpy python3-torch gnuplot-nox
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)

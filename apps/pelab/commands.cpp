@@ -1,26 +1,23 @@
 #include "commands.h"
 
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cstdio>
+#include <cstdlib>
 #include <map>
-#include <thread>
+#include <optional>
 
 #include <fmt/format.h>
 #include <torch/version.h>
 #include <boost/filesystem.hpp>
 
+#include "launch/launcher.h"
+#include "launch/shard.h"
+#include "launch/sweep_status.h"
 #include "pelab/error.h"
 #include "pelab/manifest.h"
 #include "pelab/registry.h"
 #include "pelab/run.h"
 #include "pelab/run_io.h"
 #include "report_command.h"
-#include "sweep_interruption.h"
-
-extern char** environ;
 
 namespace pelab::cli {
 
@@ -159,103 +156,14 @@ int validate(const Options& options) {
 
 namespace {
 
-// Intra-op threads of each of `jobs` concurrent runs: an equal share of the cores.
-std::int64_t threads_per_job(int jobs) {
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  return std::max<std::int64_t>(1, static_cast<std::int64_t>(cores) / jobs);
-}
-
-// A copy of the manifest as this process read it, for its workers: editing the manifest while a
-// sweep runs must not change the runs it has yet to start. It keeps the manifest's file name,
-// from which a manifest without [experiment] name takes its name. Removed when the sweep ends.
-class ManifestSnapshot {
- public:
-  ManifestSnapshot(const std::string& manifest, const std::string& experiment_dir)
-      : dir_((fs::path(experiment_dir) / fmt::format(".manifest-{}", ::getpid())).string()),
-        path_((fs::path(dir_) / fs::path(manifest).filename()).string()) {
-    fs::create_directories(dir_);
-    write_file_atomically(path_, read_file(manifest));
-  }
-  ~ManifestSnapshot() {
-    boost::system::error_code ignored;
-    fs::remove_all(dir_, ignored);
-  }
-  ManifestSnapshot(const ManifestSnapshot&) = delete;
-  ManifestSnapshot& operator=(const ManifestSnapshot&) = delete;
-  const std::string& dir() const { return dir_; }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string dir_;
-  std::string path_;
-};
-
-// Starts `pelab run ... --only <index> --quiet` for each run, at most `jobs` at a time, each with
-// cores / jobs intra-op threads unless the manifest fixes the thread count. Returns the indices of
-// the runs whose worker failed.
-std::vector<std::size_t> run_workers(const Options& options, const Manifest& manifest,
-                                     const std::string& experiment_dir) {
-  const std::int64_t threads = threads_per_job(options.jobs);
-  const ManifestSnapshot snapshot(options.manifest, experiment_dir);
-  SweepInterruption interruption(snapshot.path(), snapshot.dir());
-  std::vector<std::string> base;
-  bool manifest_replaced = false;
-  for (std::size_t i = 0; i < options.arguments.size(); ++i) {
-    const std::string& arg = options.arguments[i];
-    if (arg == "--jobs" || arg == "-j") {
-      ++i;  // and its value
-      continue;
-    }
-    if (arg.rfind("--jobs=", 0) == 0 || (arg.rfind("-j", 0) == 0 && arg.size() > 2)) continue;
-    if (!manifest_replaced && i > 0 && arg == options.manifest) {
-      base.push_back(snapshot.path());
-      manifest_replaced = true;
-      continue;
-    }
-    base.push_back(arg);
-  }
-  base[0] = fs::read_symlink("/proc/self/exe").string();
-
-  std::map<pid_t, std::size_t> running;
-  std::vector<std::size_t> failed;
-  std::size_t next = 0, done = 0;
-  const std::size_t total = manifest.runs().size();
-  auto reap = [&] {
-    int status = 0;
-    const pid_t pid = ::waitpid(-1, &status, 0);
-    if (pid <= 0) return;
-    interruption.remove_worker(pid);
-    const std::size_t index = running.at(pid);
-    running.erase(pid);
-    const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    if (!ok) failed.push_back(index);
-    const RunConfig& config = manifest.runs()[index];
-    std::printf("[%zu/%zu] %s seed %lld: %s\n", ++done, total,
-                config.point.empty() ? "default" : config.point.c_str(),
-                static_cast<long long>(config.seed), ok ? "done" : "FAILED");
-    std::fflush(stdout);
-  };
-  while (next < total || !running.empty()) {
-    if (next < total && running.size() < static_cast<std::size_t>(options.jobs)) {
-      std::vector<std::string> args = base;
-      args.insert(args.end(), {"--only", std::to_string(next), "--quiet"});
-      if (manifest.runs()[next].train.integer("threads") == 0) {
-        args.insert(args.end(), {"--set", fmt::format("train.threads={}", threads)});
-      }
-      std::vector<char*> argv;
-      for (auto& arg : args)
-        argv.push_back(arg.data());
-      argv.push_back(nullptr);
-      pid_t pid = 0;
-      PELAB_CHECK(::posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) == 0,
-                  "cannot start a worker process ({})", argv[0]);
-      interruption.add_worker(pid);
-      running[pid] = next++;
-    } else {
-      reap();
-    }
-  }
-  return failed;
+// Inside a Slurm job, a run whose threads are left at 0 (all cores) uses the CPUs Slurm gave the
+// task, not every core of the node.
+std::int64_t slurm_cpus_per_task() {
+  const char* text = std::getenv("SLURM_CPUS_PER_TASK");
+  if (text == nullptr) return 0;
+  char* end = nullptr;
+  const long cpus = std::strtol(text, &end, 10);
+  return end != text && *end == '\0' && cpus > 0 ? cpus : 0;
 }
 
 }  // namespace
@@ -264,50 +172,74 @@ int run(const Options& options) {
   Registry registry = make_registry(options);
   const Manifest manifest = Manifest::from_file(options.manifest, registry, options.overrides);
   const std::size_t total = manifest.runs().size();
-  RunOptions run_options;
-  run_options.progress = !options.quiet;
-  run_options.force = options.force;
+  LaunchPlan plan;
+  plan.manifest = &manifest;
+  plan.manifest_path = options.manifest;
+  plan.overrides = options.overrides;
+  plan.output = options.output;
+  plan.run_options.progress = !options.quiet;
+  plan.run_options.force = options.force;
+  plan.default_threads = slurm_cpus_per_task();
 
   if (options.only >= 0) {  // a worker of --jobs
     PELAB_CHECK(static_cast<std::size_t>(options.only) < total,
                 "--only {}: the manifest expands to {} runs", options.only, total);
-    execute_run(manifest.runs()[options.only], registry, options.output, run_options);
+    PELAB_CHECK(options.shard.empty(), "--only and --shard select runs both: give one");
+    const RunOutcome outcome =
+        execute_run(manifest.runs()[options.only], registry, options.output, plan.run_options);
+    if (outcome.claimed_elsewhere) {
+      std::fprintf(stderr, "%s is being trained by %s: left to it\n", outcome.dir.c_str(),
+                   outcome.holder.c_str());
+      return kExitClaimedElsewhere;
+    }
     return 0;
   }
+
+  const std::optional<Shard> shard =
+      options.shard.empty() ? shard_from_slurm_environment() : parse_shard(options.shard);
+  for (std::size_t i = 0; i < total; ++i) {
+    if (!shard) plan.runs.push_back(i);
+  }
+  if (shard) plan.runs = shard_runs(total, *shard);
 
   const std::string experiment_dir = (fs::path(options.output) / manifest.name()).string();
   std::printf("experiment '%s': %zu point(s), %zu run(s) -> %s\n", manifest.name().c_str(),
               manifest.points(), total, experiment_dir.c_str());
-  std::fflush(stdout);
-  if (options.jobs > 1 && total > 1) {
-    const auto failed = run_workers(options, manifest, experiment_dir);
-    if (!failed.empty()) {
-      std::string dirs;
-      for (std::size_t index : failed) {
-        dirs +=
-            "\n  " + (fs::path(options.output) / manifest.runs()[index].relative_dir()).string();
-      }
-      throw Error(fmt::format("{} of {} runs failed; see run.log and summary.json in:{}",
-                              failed.size(), total, dirs));
-    }
-  } else {  // the runs train here, in order; a finished one is skipped
-    for (std::size_t i = 0; i < total; ++i) {
-      const RunConfig& config = manifest.runs()[i];
-      std::printf("[%zu/%zu] %s seed %lld\n", i + 1, total,
-                  config.point.empty() ? "default" : config.point.c_str(),
-                  static_cast<long long>(config.seed));
-      std::fflush(stdout);
-      const RunOutcome outcome = execute_run(config, registry, options.output, run_options);
-      if (outcome.skipped) {
-        std::printf("        already finished (use --force to run it again)\n");
-      } else {
-        std::printf("        done in %.1f s\n", outcome.seconds);
-      }
-    }
+  if (shard) {
+    std::printf("shard %zu/%zu: %zu of the %zu runs\n", shard->index, shard->count,
+                plan.runs.size(), total);
   }
+  std::fflush(stdout);
+  write_sweep_record(experiment_dir, manifest, options.manifest, options.overrides);
+  const std::unique_ptr<Launcher> launcher =
+      options.jobs > 1 && plan.runs.size() > 1
+          ? make_process_pool_launcher(options.jobs, options.arguments)
+          : make_sequential_launcher(registry);
+  const std::vector<LaunchResult> results = launcher->launch(plan);
 
-  // The accuracy table of every finished run in the folder; results.csv, report.md,
-  // report.html, figures/.
+  std::vector<std::string> failed, elsewhere;
+  for (const auto& result : results) {
+    const std::string dir =
+        (fs::path(options.output) / manifest.runs()[result.index].relative_dir()).string();
+    if (result.state == LaunchState::kFailed) failed.push_back(dir);
+    if (result.state == LaunchState::kClaimedElsewhere) elsewhere.push_back(dir);
+  }
+  if (!elsewhere.empty()) {
+    std::printf(
+        "%zu run(s) are being trained by other processes (`pelab status %s` shows them); "
+        "they join the report when they finish\n",
+        elsewhere.size(), experiment_dir.c_str());
+  }
+  if (!failed.empty()) {
+    throw Error(fmt::format("{} of {} runs failed; see run.log and summary.json in:\n  {}",
+                            failed.size(), plan.runs.size(), fmt::join(failed, "\n  ")));
+  }
+  if (shard || options.no_report) {
+    std::printf("report: `pelab report %s`%s\n", experiment_dir.c_str(),
+                shard ? " once every shard has finished" : "");
+    return 0;
+  }
+  // The table of every finished run in the folder; results.csv, report.md, report.html, figures/.
   report_after_run(experiment_dir, registry);
   return 0;
 }

@@ -16,7 +16,9 @@ struct Options {
   bool force = false;
   bool quiet = false;
   int jobs = 1;
-  int only = -1;  // run only this run of the expansion (how `--jobs` starts its workers)
+  int only = -1;      // run only this run of the expansion (how `--jobs` starts its workers)
+  std::string shard;  // "K/N": only the K-th of N interleaved slices of the runs
+  bool no_report = false;
   std::vector<std::string> arguments;  // the command line as given, to start workers with
 };
 

@@ -12,6 +12,8 @@
 #include "pelab/error.h"
 #include "probe_command.h"
 #include "report_command.h"
+#include "slurm_command.h"
+#include "status_command.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -53,10 +55,16 @@ int main(int argc, char** argv) {
   run->add_option("--jobs,-j", options.jobs,
                   "Runs at once, each in its own process with its share of the cores")
       ->check(CLI::Range(1, 1024));
+  run->add_option("--shard", options.shard,
+                  "Run only the K-th of N interleaved slices of the runs, K/N (inside a Slurm "
+                  "array task: from SLURM_ARRAY_TASK_ID, _MIN and _MAX when not given)");
+  run->add_flag("--no-report", options.no_report, "Do not write the report at the end");
   run->add_option("--only", options.only, "Run only the run with this index (0-based)")
       ->group("");  // internal: how --jobs starts its workers
   pelab::cli::ProbeCommand probe(app, options);
   pelab::cli::ReportCommand report(app, options);
+  pelab::cli::StatusCommand status(app);
+  pelab::cli::SlurmCommand slurm(app, options);
   pelab::cli::BenchOptions bench_options;
   auto* bench = app.add_subcommand(
       "bench",
@@ -103,6 +111,8 @@ int main(int argc, char** argv) {
     if (*run) return pelab::cli::run(options);
     if (probe.parsed()) return probe.execute();
     if (report.parsed()) return report.execute();
+    if (status.parsed()) return status.execute();
+    if (slurm.parsed()) return slurm.execute();
     if (*bench) {
       bench_options.benchmark_flags = bench->remaining();
       return pelab::cli::bench(bench_options, options.plugin_folders);

@@ -8,18 +8,17 @@
 
 #include <fmt/format.h>
 #include <boost/filesystem.hpp>
-#include <nlohmann/json.hpp>
 
 #include "pelab/error.h"
 #include "pelab/manifest.h"
 #include "pelab/registry.h"
+#include "pelab/run_folder.h"
 #include "pelab/run_io.h"
 #include "pelab/run_loader.h"
 
 namespace pelab::cli {
 
 namespace fs = boost::filesystem;
-using json = nlohmann::ordered_json;
 
 namespace {
 
@@ -90,13 +89,10 @@ std::string short_number(double value) {
 int probe(const Options& options, const ProbeOptions& probe_options) {
   Registry registry(Registry::default_search_path(options.plugin_folders));
   const std::string dir = probe_options.run_dir;
-  const std::string config_path = dir + "/config.toml";
-  PELAB_CHECK(fs::is_regular_file(config_path),
-              "'{}' is not a run folder: it has no config.toml (a run folder is "
-              "<out>/<experiment>/<point>/seed-<s>/)",
-              dir);
-  const std::string config_text = read_file(config_path);
-  const RunConfig stored = Manifest::from_string(config_text, config_path, registry).runs().front();
+  const RunFolder folder(dir);
+  const std::string config_text = folder.read_config_text();
+  const RunConfig stored = folder.read_config(registry);
+  const std::string config_path = folder.path("config.toml");
 
   // The probes to run: the run's own, or those named with --probe (with the run's parameters
   // for a probe it already has).
@@ -132,24 +128,13 @@ int probe(const Options& options, const ProbeOptions& probe_options) {
   const std::vector<ProbeOutcome> outcomes = run_probes(run.config.probes, context, registry, dir);
 
   // summary.json's probes entry: these probes' scalars replace what was there for them.
-  const std::string summary_path = dir + "/summary.json";
-  json summary = json::object();
-  if (fs::is_regular_file(summary_path)) {
-    summary = json::parse(read_file(summary_path), nullptr, false);
-    PELAB_CHECK(!summary.is_discarded() && summary.is_object(),
-                "{} is not valid JSON; delete it or re-run the run", summary_path);
-  }
-  if (!summary.contains("probes") || !summary["probes"].is_object())
-    summary["probes"] = json::object();
+  std::optional<RunSummary> summary = folder.read_summary();
   int failed = 0;
   std::printf("probes of %s (PE snapshots: %zu%s)\n", dir.c_str(), run.snapshots.size(),
               run.model ? fmt::format(", model of epoch {}", run.checkpoint_epoch).c_str()
                         : ", no checkpoint");
   for (const auto& outcome : outcomes) {
-    json scalars = json::object();
-    for (const auto& [name, value] : outcome.scalars)
-      scalars[name] = value;
-    summary["probes"][outcome.name] = scalars;
+    if (summary) summary->probes[outcome.name] = outcome.scalars;
     std::string line;
     for (const auto& [name, value] : outcome.scalars) {
       if (name.find("_block") == std::string::npos)
@@ -162,8 +147,9 @@ int probe(const Options& options, const ProbeOptions& probe_options) {
       ++failed;
     }
   }
-  write_file_atomically(summary_path, summary.dump(2) + "\n");
-  std::printf("written: %s/probes/<name>.json, .npy; summary.json updated\n", dir.c_str());
+  if (summary) folder.write_summary(*summary);
+  std::printf("written: %s/probes/<name>.json, .npy%s\n", dir.c_str(),
+              summary ? "; summary.json updated" : " (no summary.json: the run has not ended)");
   return failed > 0 ? 1 : 0;
 }
 

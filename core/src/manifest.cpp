@@ -22,6 +22,9 @@ const ParamSchema& experiment_schema() {
              "manifest's file name without .toml.");
     s.string("description", "", "Free text, copied into every run's config.toml.");
     s.integers("seeds", {0}, "Seeds to run every sweep point with (a sweep axis of its own).");
+    s.string("point", "",
+             "The sweep point a run belongs to, as pelab writes it into the run's config.toml "
+             "(\"pe.init.std=0.2\"); a manifest with a [sweep] has its points named for it.");
     return s;
   }();
   return schema;
@@ -553,7 +556,6 @@ std::string RunConfig::relative_dir() const {
 std::string RunConfig::to_toml() const {
   std::string out =
       "# Resolved by pelab: every default filled in. `pelab run` accepts this file.\n";
-  if (!point.empty()) out += fmt::format("# sweep point: {}\n", point);
   auto section = [&](const std::string& header, const Params& params, const std::string& plugin) {
     out += fmt::format("\n[{}]\n", header);
     if (!plugin.empty()) out += fmt::format("plugin = {}\n", format_value(plugin));
@@ -563,6 +565,7 @@ std::string RunConfig::to_toml() const {
   };
   Params experiment = experiment_params;
   experiment.set("seeds", std::vector<std::int64_t>{seed});
+  experiment.set("point", point);
   section("experiment", experiment, "");
   section("task", task.params, task.name);
   section("model", model, "");
@@ -664,7 +667,9 @@ Manifest Manifest::from_string(const std::string& text, const std::string& sourc
     }
     Resolver resolver(source_name, root, registry, overlay);
     RunConfig point = resolver.resolve();
-    point.point = join(labels, ",");
+    // A run's config.toml names its point; a manifest with a sweep names its points itself.
+    point.point = axes.empty() ? point.experiment_params.string("point") : join(labels, ",");
+    point.experiment_params.set("point", point.point, point.experiment_params.location("point"));
     point.experiment = point.experiment_params.string("name");
     if (point.experiment.empty()) point.experiment = fs::path(source_name).stem().string();
     point.experiment_params.set("name", point.experiment, point.experiment_params.location("name"));

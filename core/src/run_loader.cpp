@@ -1,10 +1,9 @@
 #include "pelab/run_loader.h"
 
 #include <cmath>
+#include <cstdio>
 #include <map>
-#include <regex>
 #include <set>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <torch/torch.h>
@@ -13,6 +12,8 @@
 
 #include "pelab/error.h"
 #include "pelab/registry.h"
+#include "pelab/run.h"
+#include "pelab/run_folder.h"
 #include "pelab/run_io.h"
 #include "pelab/task.h"
 #include "pelab/transformer_encoder.h"
@@ -74,80 +75,25 @@ std::vector<ProbeOutcome> run_probes(const std::vector<PluginSpec>& probes,
   return outcomes;
 }
 
-std::vector<PESnapshot> read_snapshots(const std::string& dir) {
-  std::map<std::int64_t, PESnapshot> by_epoch;
-  const fs::path folder = fs::path(dir) / "pe";
-  if (!fs::is_directory(folder)) return {};
-  static const std::regex name("(tables|kernels)-epoch-([0-9]+)\\.npy");
-  for (const auto& entry : fs::directory_iterator(folder)) {
-    std::smatch match;
-    const std::string file = entry.path().filename().string();
-    if (!std::regex_match(file, match, name)) continue;
-    const std::int64_t epoch = std::stoll(match[2].str());
-    PESnapshot& snapshot = by_epoch[epoch];
-    snapshot.epoch = epoch;
-    (match[1].str() == "tables" ? snapshot.tables : snapshot.kernels) =
-        read_npy(entry.path().string());
-  }
-  std::vector<PESnapshot> snapshots;
-  for (auto& [epoch, snapshot] : by_epoch)
-    snapshots.push_back(std::move(snapshot));
-  return snapshots;
-}
-
 LoadedRun load_run(const std::string& dir, Registry& registry, const std::string& config_text,
                    const std::vector<std::string>& overrides) {
-  const std::string config_path = dir + "/config.toml";
-  PELAB_CHECK(fs::is_regular_file(config_path),
-              "'{}' is not a run folder: it has no config.toml (a run folder is "
-              "<out>/<experiment>/<point>/seed-<s>/)",
-              dir);
-  const std::string text = config_text.empty() ? read_file(config_path) : config_text;
-  const Manifest manifest = Manifest::from_string(text, config_path, registry, overrides);
-  PELAB_CHECK(manifest.runs().size() == 1,
-              "{} expands to {} runs; a run's config.toml describes exactly one", config_path,
-              manifest.runs().size());
-  LoadedRun run;
-  run.dir = dir;
-  run.config = manifest.runs().front();
-  {  // The sweep point is a comment of the resolved configuration.
-    std::istringstream lines(text);
-    const std::string marker = "# sweep point: ";
-    for (std::string line; std::getline(lines, line);) {
-      if (line.rfind(marker, 0) == 0) run.config.point = line.substr(marker.size());
-    }
+  const RunFolder folder(dir);
+  LoadedRun loaded;
+  loaded.dir = dir;
+  loaded.config = folder.read_config(registry, config_text, overrides);
+  BuiltRun run = build_run(loaded.config, registry, WithTrainer::kNo);
+  loaded.task = run.task;
+  loaded.layout = run.layout;
+  if (folder.has_checkpoint()) {
+    const auto checkpoint = folder.load_checkpoint(*run.model, /*optimizer=*/nullptr);
+    if (!checkpoint.warning.empty())
+      std::fprintf(stderr, "warning: %s\n", checkpoint.warning.c_str());
+    loaded.checkpoint_epoch = checkpoint.epoch;
+    run.model->eval();
+    loaded.model = run.model;
   }
-  torch::manual_seed(static_cast<std::uint64_t>(run.config.seed));
-  run.task = registry.create_task(run.config.task);
-  run.layout = run.task->layout();
-  run.layout.validate();
-
-  const std::string checkpoint = dir + "/checkpoint.pt";
-  if (fs::is_regular_file(checkpoint)) {
-    const ModelConfig model_config = ModelConfig::from_params(run.config.model);
-    const RunConfig& config = run.config;
-    const Layout& layout = run.layout;
-    auto model = std::make_shared<TransformerEncoder>(
-        model_config, run.task->input_size(), run.task->objective(), [&](const ModelShape& shape) {
-          return registry.create_positional_encoding(config.pe, layout, shape);
-        });
-    try {
-      torch::serialize::InputArchive archive, model_archive;
-      archive.load_from(checkpoint);
-      archive.read("model", model_archive);
-      model->load(model_archive);
-      torch::Tensor epoch;
-      archive.read("epoch", epoch);
-      run.checkpoint_epoch = epoch.item<std::int64_t>();
-    } catch (const c10::Error& e) {
-      throw Error(fmt::format("cannot read the model from '{}': {}", checkpoint,
-                              e.what_without_backtrace()));
-    }
-    model->eval();
-    run.model = model;
-  }
-  run.snapshots = read_snapshots(dir);
-  return run;
+  loaded.snapshots = folder.read_snapshots();
+  return loaded;
 }
 
 }  // namespace pelab

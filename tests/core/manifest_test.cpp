@@ -475,16 +475,15 @@ TEST_F(ManifestTest, ToTomlOfASweepPointHoldsThatPointOnly) {
       edit(kBase, "seeds = [1]", "seeds = [1, 2]") + "\n[sweep]\n\"pe.init.std\" = [0.1, 0.3]\n";
   const RunConfig run = parse(text).runs()[3];  // std 0.3, seed 2
   const std::string resolved = run.to_toml();
-  EXPECT_THAT(resolved, HasSubstr("# sweep point: pe.init.std=0.3\n"));
+  EXPECT_THAT(resolved, HasSubstr("\npoint = \"pe.init.std=0.3\"\n"));
   const Manifest again = parse(resolved, {}, "config.toml");
   ASSERT_EQ(again.runs().size(), 1u);
   EXPECT_EQ(again.runs()[0].seed, 2);
+  EXPECT_EQ(again.runs()[0].point, "pe.init.std=0.3");
+  EXPECT_EQ(again.runs()[0].relative_dir(), run.relative_dir());
   EXPECT_DOUBLE_EQ(again.runs()[0].pe.params.plugin("init").params.real("std"), 0.3);
-  // Apart from the comment naming the point, the same document.
-  std::string without_comment = resolved;
-  without_comment.erase(without_comment.find("# sweep point:"),
-                        std::string("# sweep point: pe.init.std=0.3\n").size());
-  EXPECT_EQ(again.runs()[0].to_toml(), without_comment);
+  // The same document, the point included.
+  EXPECT_EQ(again.runs()[0].to_toml(), resolved);
 }
 
 TEST(CoreSchemas, EveryParameterIsDocumented) {

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "pelab/error.h"
+#include "pelab/run_folder.h"
 #include "pelab/run_io.h"
 #include "report.h"
 
@@ -116,22 +117,12 @@ std::vector<std::string> sorted_subfolders(const fs::path& dir) {
 // The splits in the order metrics.csv first lists them.
 std::vector<std::string> splits_of(const std::string& run_dir) {
   std::vector<std::string> splits;
-  const std::string path = run_dir + "/metrics.csv";
-  if (!fs::is_regular_file(path)) return splits;
-  std::istringstream in(read_file(path));
-  std::string line;
-  std::getline(in, line);
-  while (std::getline(in, line)) {
-    const auto fields = parse_csv_line(line);
-    if (fields.size() != 5 || fields[1] == "train_epoch") continue;
-    if (std::find(splits.begin(), splits.end(), fields[1]) == splits.end())
-      splits.push_back(fields[1]);
+  for (const MetricRow& row : RunFolder(run_dir).read_metrics()) {
+    if (row.split != "train_epoch" &&
+        std::find(splits.begin(), splits.end(), row.split) == splits.end())
+      splits.push_back(row.split);
   }
   return splits;
-}
-
-double number_or_nan(const json& value) {
-  return value.is_number() ? value.get<double>() : std::nan("");
 }
 
 }  // namespace
@@ -162,55 +153,42 @@ Experiment collect(const std::string& dir) {
   std::vector<std::string> order;
   std::map<std::string, PEDescription> descriptions;
   for (const auto& run_dir : run_dirs) {
-    const std::string summary_path = run_dir + "/summary.json";
-    if (!fs::is_regular_file(summary_path)) {
-      experiment.skipped.push_back(run_dir + ": no summary.json (not finished)");
+    const auto summary = RunFolder(run_dir).read_summary();
+    if (!summary) {
+      experiment.skipped.push_back(run_dir + ": not finished (no readable summary.json)");
       continue;
     }
-    const json summary = json::parse(read_file(summary_path), nullptr, false);
-    if (summary.is_discarded() || !summary.is_object()) {
-      experiment.skipped.push_back(run_dir + ": summary.json is not valid JSON");
-      continue;
-    }
-    const std::string status = summary.value("status", "");
-    if (status != "finished") {
-      experiment.skipped.push_back(
-          fmt::format("{}: {}", run_dir, status.empty() ? "no status" : status));
+    if (!summary->finished()) {
+      experiment.skipped.push_back(fmt::format("{}: {}", run_dir, summary->status));
       continue;
     }
     RunRecord run;
     run.dir = run_dir;
-    run.seed = summary.value("seed", std::int64_t{0});
-    if (summary.contains("final") && summary["final"].is_object()) {
-      for (const auto& [key, value] : summary["final"].items())
-        run.values[key] = number_or_nan(value);
-    }
+    run.seed = summary->seed;
+    for (const auto& [key, value] : summary->final_metrics)
+      run.values[key] = value;
     // What the run cost, beside its results: comparable between points only when their runs
     // had the machine to the same degree (summary.json records the threads, not the load).
-    for (const char* field : {"steps_per_second", "wall_seconds", "parameters", "threads"}) {
-      if (summary.contains(field))
-        run.values[fmt::format("run/{}", field)] = number_or_nan(summary[field]);
-    }
-    if (summary.contains("probes") && summary["probes"].is_object()) {
-      for (const auto& [probe, scalars] : summary["probes"].items()) {
-        if (scalars.is_object()) {
-          for (const auto& [name, value] : scalars.items())
-            run.values[fmt::format("probe/{}/{}", probe, name)] = number_or_nan(value);
-        }
-        const std::string probe_json = fmt::format("{}/probes/{}.json", run_dir, probe);
-        if (!fs::is_regular_file(probe_json)) continue;
-        const json document = json::parse(read_file(probe_json), nullptr, false);
-        if (document.is_discarded() || !document.is_object()) continue;
-        for (const char* field : {"note", "error"}) {
-          if (document.contains(field) && document[field].is_string()) {
-            run.notes.push_back(
-                fmt::format("{} {}: {}", probe, field, document[field].get<std::string>()));
-          }
+    run.values["run/steps_per_second"] = summary->steps_per_second;
+    run.values["run/wall_seconds"] = summary->wall_seconds;
+    run.values["run/parameters"] = static_cast<double>(summary->parameters);
+    run.values["run/threads"] = static_cast<double>(summary->threads);
+    for (const auto& [probe, scalars] : summary->probes) {
+      for (const auto& [name, value] : scalars)
+        run.values[fmt::format("probe/{}/{}", probe, name)] = value;
+      const std::string probe_json = fmt::format("{}/probes/{}.json", run_dir, probe);
+      if (!fs::is_regular_file(probe_json)) continue;
+      const json document = json::parse(read_file(probe_json), nullptr, false);
+      if (document.is_discarded() || !document.is_object()) continue;
+      for (const char* field : {"note", "error"}) {
+        if (document.contains(field) && document[field].is_string()) {
+          run.notes.push_back(
+              fmt::format("{} {}: {}", probe, field, document[field].get<std::string>()));
         }
       }
     }
-    if (experiment.name.empty()) experiment.name = summary.value("experiment", "");
-    std::string point = summary.value("point", "");
+    if (experiment.name.empty()) experiment.name = summary->experiment;
+    std::string point = summary->point;
     if (point.empty()) point = "default";
     if (!by_point.count(point)) {
       order.push_back(point);

@@ -11,6 +11,7 @@
 #include <torch/torch.h>
 #include <boost/filesystem.hpp>
 
+#include "pelab/run_folder.h"
 #include "pelab/run_io.h"
 #include "report.h"
 
@@ -478,17 +479,11 @@ std::map<std::string, std::map<std::int64_t, double>> mean_curves(const Point& p
                                                                   const std::string& metric) {
   std::map<std::string, std::map<std::int64_t, std::vector<double>>> values;
   for (const auto& run : point.runs) {
-    const std::string path = run.dir + "/metrics.csv";
-    if (!fs::is_regular_file(path)) continue;
-    std::istringstream in(read_file(path));
-    std::string line;
-    std::getline(in, line);
-    while (std::getline(in, line)) {
-      const auto f = parse_csv_line(line);
-      if (f.size() != 5 || f[2] != "all") continue;
-      const bool loss = f[1] == "train_epoch" && f[3] == "loss";
-      if (!loss && f[3] != metric) continue;
-      values[loss ? "train loss" : f[1]][std::stoll(f[0])].push_back(std::stod(f[4]));
+    for (const MetricRow& row : RunFolder(run.dir).read_metrics()) {
+      if (row.group != "all") continue;
+      const bool loss = row.split == "train_epoch" && row.metric == "loss";
+      if (!loss && row.metric != metric) continue;
+      values[loss ? "train loss" : row.split][row.epoch].push_back(row.value);
     }
   }
   std::map<std::string, std::map<std::int64_t, double>> out;

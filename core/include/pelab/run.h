@@ -2,14 +2,19 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 
 #include "pelab/export.h"
+#include "pelab/layout.h"
 #include "pelab/manifest.h"
 
 namespace pelab {
 
 class Registry;
+class Task;
+class Trainer;
+class TransformerEncoder;
 
 struct PELAB_API RunOptions {
   /// Print a progress line (epoch, loss, ETA) on stderr.
@@ -22,13 +27,35 @@ struct PELAB_API RunOptions {
 struct PELAB_API RunOutcome {
   std::string dir;
   bool skipped = false;  // already finished: nothing was recomputed
+  /// Another live process holds the run (see RunClaim): nothing was done here.
+  bool claimed_elsewhere = false;
+  std::string holder;  // that process, "host:pid", when known
   double seconds = 0.0;
   /// The final evaluation: "<split>/<group>/<metric>" -> value, e.g. "test/all/accuracy".
   std::map<std::string, double> final_metrics;
 };
 
-/// Trains one resolved run into `<output_root>/<config.relative_dir()>`: config.toml, metrics.csv,
-/// pe/*.npy snapshots, probes/*.json, checkpoint.pt, summary.json, run.log; all written atomically.
+/// The objects of one run, built from its configuration: the task and its layout, the model with
+/// its PE, and (when asked for) the trainer. The seed is set first, so the same configuration
+/// builds the same initial weights.
+struct PELAB_API BuiltRun {
+  BuiltRun();
+  BuiltRun(BuiltRun&&) noexcept;
+  BuiltRun& operator=(BuiltRun&&) noexcept;
+  ~BuiltRun();
+
+  std::shared_ptr<Task> task;
+  Layout layout;
+  std::shared_ptr<TransformerEncoder> model;
+  std::unique_ptr<Trainer> trainer;  // null unless build_run was asked for one
+};
+enum class WithTrainer { kNo, kYes };
+PELAB_API BuiltRun build_run(const RunConfig& config, Registry& registry,
+                             WithTrainer with_trainer = WithTrainer::kYes);
+
+/// Trains one resolved run into `<output_root>/<config.relative_dir()>` (see RunFolder for its
+/// files), after claiming the folder (see RunClaim): a finished run is skipped, an interrupted one
+/// resumes from its checkpoint, one that another process trains is left to it.
 PELAB_API RunOutcome execute_run(const RunConfig& config, Registry& registry,
                                  const std::string& output_root, const RunOptions& options = {});
 

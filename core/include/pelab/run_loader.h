@@ -45,15 +45,12 @@ struct PELAB_API LoadedRun {
   std::vector<PESnapshot> snapshots;          // pe/tables-* and pe/kernels-*, by epoch
 };
 
-/// Reads `dir/config.toml` (with `config_text` instead when it is not empty: e.g. the run's
-/// configuration with other probes), rebuilds the task and the model, loads the model's weights
-/// from `dir/checkpoint.pt` and the snapshots from `dir/pe/`. Throws pelab::Error naming what is
-/// missing.
+/// Reads the run folder `dir` through RunFolder: its configuration (`config_text` instead of its
+/// config.toml when not empty: e.g. the run's configuration with other probes), the task and the
+/// model rebuilt by build_run with the checkpoint's weights, and the PE snapshots. Throws
+/// pelab::Error naming what is missing or unreadable.
 PELAB_API LoadedRun load_run(const std::string& dir, Registry& registry,
                              const std::string& config_text = "",
                              const std::vector<std::string>& overrides = {});
-
-/// The PE snapshots in `dir/pe/` (tables-epoch-NNNNNN.npy, kernels-epoch-NNNNNN.npy), by epoch.
-PELAB_API std::vector<PESnapshot> read_snapshots(const std::string& dir);
 
 }  // namespace pelab

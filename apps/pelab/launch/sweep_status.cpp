@@ -1,0 +1,152 @@
+#include "launch/sweep_status.h"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+#include <boost/filesystem.hpp>
+#include <nlohmann/json.hpp>
+
+#include "pelab/error.h"
+#include "pelab/manifest.h"
+#include "pelab/run_folder.h"
+#include "pelab/run_io.h"
+
+namespace pelab::cli {
+
+namespace fs = boost::filesystem;
+using json = nlohmann::ordered_json;
+
+namespace {
+
+constexpr const char* kSweepRecord = "sweep.json";
+
+std::vector<std::string> sorted_subfolders(const fs::path& dir) {
+  std::vector<std::string> names;
+  boost::system::error_code error;
+  for (fs::directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) {
+    if (fs::is_directory(it->path())) names.push_back(it->path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// The epochs a run's config.toml asks for; -1 when it cannot be read without a registry.
+std::int64_t configured_epochs(const RunFolder& folder) {
+  if (!folder.has_config()) return -1;
+  const std::string text = "\n" + folder.read_config_text();
+  // config.toml is written by RunConfig::to_toml(): "epochs = N" in [train], one per line.
+  std::size_t train = text.find("\n[train]\n");
+  if (train == std::string::npos) return -1;
+  const std::size_t key = text.find("\nepochs = ", train);
+  if (key == std::string::npos) return -1;
+  try {
+    return std::stoll(text.substr(key + 10));
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
+}  // namespace
+
+const char* to_string(RunState state) {
+  switch (state) {
+    case RunState::kDone:
+      return "done";
+    case RunState::kRunning:
+      return "running";
+    case RunState::kFailed:
+      return "failed";
+    case RunState::kInterrupted:
+      return "interrupted";
+    case RunState::kPending:
+      return "pending";
+  }
+  return "?";
+}
+
+void write_sweep_record(const std::string& experiment_dir, const Manifest& manifest,
+                        const std::string& manifest_path,
+                        const std::vector<std::string>& overrides) {
+  json runs = json::array();
+  const std::string prefix = manifest.name() + "/";
+  for (const RunConfig& run : manifest.runs()) {
+    std::string dir = run.relative_dir();
+    if (dir.rfind(prefix, 0) == 0) dir = dir.substr(prefix.size());
+    runs.push_back(dir);
+  }
+  const json document = {
+      {"manifest", fs::absolute(manifest_path).string()}, {"overrides", overrides}, {"runs", runs}};
+  write_file_atomically((fs::path(experiment_dir) / kSweepRecord).string(),
+                        document.dump(2) + "\n");
+}
+
+std::optional<SweepRecord> read_sweep_record(const std::string& experiment_dir) {
+  const std::string path = (fs::path(experiment_dir) / kSweepRecord).string();
+  if (!fs::is_regular_file(path)) return std::nullopt;
+  const json document = json::parse(read_file(path), nullptr, false);
+  PELAB_CHECK(!document.is_discarded() && document.is_object() && document.contains("runs"),
+              "{} is not a sweep record pelab wrote; delete it, and `pelab run` or `pelab slurm` "
+              "writes it again",
+              path);
+  SweepRecord record;
+  try {
+    record.manifest = document.value("manifest", "");
+    record.overrides = document.value("overrides", std::vector<std::string>{});
+    record.runs = document["runs"].get<std::vector<std::string>>();
+  } catch (const json::exception& e) {
+    throw Error(fmt::format("{}: {}; delete it, and `pelab run` or `pelab slurm` writes it again",
+                            path, e.what()));
+  }
+  return record;
+}
+
+RunStatus run_status(const std::string& experiment_dir, const std::string& relative_dir) {
+  RunStatus status;
+  status.dir = relative_dir;
+  const RunFolder folder((fs::path(experiment_dir) / relative_dir).string());
+  if (!fs::is_directory(folder.dir())) return status;  // pending
+  status.epochs = configured_epochs(folder);
+  try {
+    const auto rows = folder.read_metrics();
+    if (!rows.empty()) status.epoch = rows.back().epoch;
+  } catch (const Error&) {
+    // An unreadable metrics.csv says nothing about where the run stands.
+  }
+  if (const auto summary = folder.read_summary()) {
+    status.state = summary->finished() ? RunState::kDone : RunState::kFailed;
+    status.error = summary->error;
+    return status;
+  }
+  if (const auto owner = RunClaim::read(folder.dir()); owner && RunClaim::alive(*owner)) {
+    status.state = RunState::kRunning;
+    status.owner = owner;
+    if (owner->epochs > 0) status.epochs = owner->epochs;
+    return status;
+  }
+  status.state = folder.has_config() ? RunState::kInterrupted : RunState::kPending;
+  return status;
+}
+
+std::vector<RunStatus> sweep_status(const std::string& experiment_dir) {
+  PELAB_CHECK(fs::is_directory(experiment_dir), "'{}' is not a folder", experiment_dir);
+  std::vector<std::string> dirs;
+  if (const auto record = read_sweep_record(experiment_dir)) dirs = record->runs;
+  std::set<std::string> listed(dirs.begin(), dirs.end());
+  for (const auto& point : sorted_subfolders(experiment_dir)) {
+    for (const auto& seed : sorted_subfolders(fs::path(experiment_dir) / point)) {
+      const std::string dir = point + "/" + seed;
+      if (seed.rfind("seed-", 0) == 0 && !listed.count(dir)) dirs.push_back(dir);
+    }
+  }
+  PELAB_CHECK(!dirs.empty(),
+              "'{}' holds no runs and no sweep.json: give an experiment folder "
+              "(<out>/<experiment>) that `pelab run` or `pelab slurm` wrote",
+              experiment_dir);
+  std::vector<RunStatus> statuses;
+  for (const auto& dir : dirs)
+    statuses.push_back(run_status(experiment_dir, dir));
+  return statuses;
+}
+
+}  // namespace pelab::cli

@@ -1,0 +1,50 @@
+#pragma once
+
+// Where each run of a sweep stands, read from its experiment folder: what `pelab status` shows and
+// what `pelab slurm` decides to submit from.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pelab/run_claim.h"
+
+namespace pelab {
+class Manifest;
+}
+
+namespace pelab::cli {
+
+/// `<experiment>/sweep.json`: the runs a manifest expands to, so that the runs not started yet
+/// are known too. Written by `pelab run` and `pelab slurm`.
+struct SweepRecord {
+  std::string manifest;  // the manifest's path, as given
+  std::vector<std::string> overrides;
+  std::vector<std::string> runs;  // run folders relative to the experiment folder, in run order
+};
+
+void write_sweep_record(const std::string& experiment_dir, const Manifest& manifest,
+                        const std::string& manifest_path,
+                        const std::vector<std::string>& overrides);
+std::optional<SweepRecord> read_sweep_record(const std::string& experiment_dir);
+
+enum class RunState { kDone, kRunning, kFailed, kInterrupted, kPending };
+const char* to_string(RunState state);
+
+struct RunStatus {
+  std::string dir;  // relative to the experiment folder
+  RunState state = RunState::kPending;
+  std::int64_t epoch = -1;          // the last epoch with metrics (-1: none)
+  std::int64_t epochs = -1;         // the run's epochs, when known
+  std::optional<ClaimOwner> owner;  // running: who
+  std::string error;                // failed: why
+};
+
+/// The state of one run folder.
+RunStatus run_status(const std::string& experiment_dir, const std::string& relative_dir);
+
+/// Every run of the experiment: those of sweep.json in order, then any other run folder found.
+std::vector<RunStatus> sweep_status(const std::string& experiment_dir);
+
+}  // namespace pelab::cli

@@ -1,0 +1,102 @@
+#include "slurm_command.h"
+
+#include <cstdio>
+
+#include <fmt/format.h>
+#include <boost/filesystem.hpp>
+
+#include "launch/sweep_status.h"
+#include "pelab/error.h"
+#include "pelab/manifest.h"
+#include "pelab/registry.h"
+
+namespace pelab::cli {
+
+namespace fs = boost::filesystem;
+
+SlurmCommand::SlurmCommand(CLI::App& app, const Options& options) : options_(options) {
+  command_ = app.add_subcommand(
+      "slurm",
+      "Run a manifest's sweep on a Slurm cluster: one array task per unfinished run, and a "
+      "job that writes the report when the array ends. The scripts are kept in "
+      "<out>/<experiment>/slurm/");
+  command_->add_option("manifest", manifest_, "The manifest (.toml)")->required();
+  command_->add_option("--set", overrides_, "Override a key: --set train.epochs=50 (repeatable)")
+      ->allow_extra_args(false);
+  command_->add_option("--out", output_, "Output folder on the shared filesystem")
+      ->capture_default_str();
+  command_->add_option("--max-parallel", slurm_.max_parallel, "Array tasks running at once")
+      ->check(CLI::Range(1, 100000));
+  command_->add_option("--partition", slurm_.partition, "sbatch --partition");
+  command_->add_option("--time", slurm_.time,
+                       "sbatch --time of each run, e.g. 12:00:00; runs checkpoint, so one cut "
+                       "short resumes when resubmitted");
+  command_
+      ->add_option("--cpus-per-task", slurm_.cpus_per_task,
+                   "CPUs of each run (its intra-op threads)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
+  command_->add_option("--mem", slurm_.mem, "sbatch --mem, e.g. 8G");
+  command_->add_option("--account", slurm_.account, "sbatch --account");
+  command_
+      ->add_option("--sbatch-option", slurm_.sbatch_options,
+                   "Another sbatch option for the scripts, e.g. --sbatch-option=--qos=long "
+                   "(repeatable)")
+      ->allow_extra_args(false);
+  command_->add_flag("--resubmit-failed", resubmit_failed_,
+                     "Submit only the runs that failed or were interrupted");
+  command_->add_flag("--force", force_, "Train finished runs again");
+  command_->add_flag("--dry-run", slurm_.dry_run,
+                     "Print the scripts and the sbatch commands; write and submit nothing");
+}
+
+int SlurmCommand::execute() {
+  for (const auto& option : slurm_.sbatch_options) {
+    PELAB_CHECK(option.rfind("--", 0) == 0 && option.size() > 2,
+                "--sbatch-option '{}': give a long sbatch option such as --qos=long", option);
+  }
+  slurm_.plugin_folders = options_.plugin_folders;
+  Registry registry(Registry::default_search_path(options_.plugin_folders));
+  const Manifest manifest = Manifest::from_file(manifest_, registry, overrides_);
+  const std::string experiment_dir = (fs::path(output_) / manifest.name()).string();
+
+  LaunchPlan plan;
+  plan.manifest = &manifest;
+  plan.manifest_path = manifest_;
+  plan.overrides = overrides_;
+  plan.output = output_;
+  plan.run_options.force = force_;
+  std::size_t done = 0, running = 0, left_alone = 0;
+  const std::string prefix = manifest.name() + "/";
+  for (std::size_t i = 0; i < manifest.runs().size(); ++i) {
+    const std::string relative = manifest.runs()[i].relative_dir().substr(prefix.size());
+    const RunStatus status = run_status(experiment_dir, relative);
+    const bool broken = status.state == RunState::kFailed || status.state == RunState::kInterrupted;
+    if (status.state == RunState::kRunning) {
+      ++running;
+    } else if (status.state == RunState::kDone && !force_) {
+      ++done;
+    } else if (resubmit_failed_ && !broken) {
+      ++left_alone;
+    } else {
+      plan.runs.push_back(i);
+    }
+  }
+  std::printf("experiment '%s': %zu run(s) -> %s; %zu done, %zu running%s\n",
+              manifest.name().c_str(), manifest.runs().size(), experiment_dir.c_str(), done,
+              running, resubmit_failed_ ? fmt::format(", {} pending", left_alone).c_str() : "");
+  if (plan.runs.empty()) {
+    std::printf("nothing to submit%s\n",
+                resubmit_failed_ ? ": no run failed or was interrupted" : "");
+    return 0;
+  }
+  if (!slurm_.dry_run) write_sweep_record(experiment_dir, manifest, manifest_, overrides_);
+  make_slurm_launcher(slurm_)->launch(plan);
+  if (!slurm_.dry_run) {
+    std::printf("watch:  pelab status %s\nlogs:   %s/slurm/logs/\n", experiment_dir.c_str(),
+                experiment_dir.c_str());
+  }
+  return 0;
+}
+
+}  // namespace pelab::cli

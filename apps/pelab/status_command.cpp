@@ -1,0 +1,86 @@
+#include "status_command.h"
+
+#include <chrono>
+#include <cstdio>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "launch/sweep_status.h"
+
+namespace pelab::cli {
+
+namespace {
+
+std::string duration_text(double seconds) {
+  if (seconds < 0) return "-";
+  const auto total = static_cast<long long>(seconds + 0.5);
+  if (total >= 3600) return fmt::format("{}h{:02}m", total / 3600, (total % 3600) / 60);
+  if (total >= 60) return fmt::format("{}m{:02}s", total / 60, total % 60);
+  return fmt::format("{}s", total);
+}
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string epoch_text(const RunStatus& status) {
+  if (status.epoch < 0) return "-";
+  if (status.epochs < 0) return std::to_string(status.epoch);
+  return fmt::format("{}/{}", status.epoch, status.epochs);
+}
+
+std::string note_text(const RunStatus& status) {
+  switch (status.state) {
+    case RunState::kRunning: {
+      const ClaimOwner& owner = *status.owner;
+      return fmt::format("{}, heartbeat {} ago", owner.describe(),
+                         duration_text(unix_now() - owner.heartbeat));
+    }
+    case RunState::kFailed: {
+      std::string error = status.error;
+      if (const auto newline = error.find('\n'); newline != std::string::npos)
+        error = error.substr(0, newline) + " ...";
+      return error;
+    }
+    case RunState::kInterrupted:
+      return "resumes from its checkpoint when run again";
+    default:
+      return "";
+  }
+}
+
+}  // namespace
+
+StatusCommand::StatusCommand(CLI::App& app) {
+  command_ = app.add_subcommand(
+      "status",
+      "Show where each run of an experiment stands: done, running (where, how far, ETA), failed "
+      "(why), interrupted or pending. Exit status 0 when every run is done");
+  command_->add_option("dir", dir_, "The experiment folder (<out>/<experiment>)")->required();
+}
+
+int StatusCommand::execute() const {
+  const std::vector<RunStatus> statuses = sweep_status(dir_);
+  std::size_t width = 3;
+  for (const auto& status : statuses)
+    width = std::max(width, status.dir.size());
+  std::map<RunState, std::size_t> counts;
+  std::printf("%-*s  %-11s  %-9s  %-7s  %s\n", static_cast<int>(width), "RUN", "STATE", "EPOCH",
+              "ETA", "WHERE / WHY");
+  for (const auto& status : statuses) {
+    ++counts[status.state];
+    const std::string eta =
+        status.state == RunState::kRunning ? duration_text(status.owner->eta_seconds) : "-";
+    std::printf("%-*s  %-11s  %-9s  %-7s  %s\n", static_cast<int>(width), status.dir.c_str(),
+                to_string(status.state), epoch_text(status).c_str(), eta.c_str(),
+                note_text(status).c_str());
+  }
+  std::printf("\n%zu run(s): %zu done, %zu running, %zu failed, %zu interrupted, %zu pending\n",
+              statuses.size(), counts[RunState::kDone], counts[RunState::kRunning],
+              counts[RunState::kFailed], counts[RunState::kInterrupted],
+              counts[RunState::kPending]);
+  return counts[RunState::kDone] == statuses.size() ? 0 : 1;
+}
+
+}  // namespace pelab::cli

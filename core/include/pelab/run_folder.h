@@ -1,0 +1,126 @@
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pelab/export.h"
+#include "pelab/manifest.h"
+#include "pelab/probe.h"
+#include "pelab/trainer.h"
+
+namespace torch::optim {
+class Optimizer;
+}
+
+namespace pelab {
+
+class Registry;
+class TransformerEncoder;
+
+/// What summary.json records about a run that ended, finished or failed.
+struct PELAB_API RunSummary {
+  std::string status;  // "finished" or "failed"
+  std::string experiment;
+  std::string point;
+  std::int64_t seed = 0;
+  std::int64_t epoch = 0;  // finished: the epochs trained; failed: the epoch it failed in
+  std::string error;       // failed only
+  std::string objective;
+  std::int64_t parameters = 0;
+  std::int64_t threads = 0;
+  double wall_seconds = 0.0;
+  double steps_per_second = 0.0;
+  std::string torch_version;
+  /// The last evaluation: "<split>/<group>/<metric>" -> value (NaN where it was not finite).
+  std::map<std::string, double> final_metrics;
+  /// Each probe's scalars, by the probe's output name.
+  std::map<std::string, std::map<std::string, double>> probes;
+
+  bool finished() const { return status == "finished"; }
+};
+
+/// The files of one run and their formats, in one place: everything that writes or reads a run
+/// folder goes through it. A run folder is `<out>/<experiment>/<point>/seed-<seed>/`:
+///
+///   config.toml             the resolved configuration; `pelab run` accepts it again
+///   metrics.csv             epoch,split,group,metric,value
+///   pe/tables-epoch-NNNNNN.npy, pe/kernels-epoch-NNNNNN.npy    PE snapshots
+///   checkpoint.pt           weights, optimizer, epoch and RNG state of the last checkpoint;
+///   checkpoint.previous.pt  the one before, for when the last one cannot be read
+///   probes/<name>.json, probes/<name>-<array>.npy
+///   summary.json            how the run ended (RunSummary)
+///   run.log                 the run's log
+///   claim.json, .lock       who trains it now (RunClaim)
+///
+/// Every file is written atomically (a temporary file renamed over it), so a reader or a process
+/// killed at any moment sees a whole old file or a whole new one.
+class PELAB_API RunFolder {
+ public:
+  explicit RunFolder(std::string dir);
+
+  const std::string& dir() const { return dir_; }
+  /// `dir/relative`.
+  std::string path(const std::string& relative) const;
+
+  // --- config.toml ---
+  bool has_config() const;
+  std::string read_config_text() const;
+  void write_config(const RunConfig& config) const;
+  /// The stored configuration resolved by this pelab (keys added since take their defaults), with
+  /// `text` in place of the file when given and `overrides` applied. A folder written before the
+  /// sweep point was a key (`# sweep point: ...` comment) still reads.
+  RunConfig read_config(Registry& registry, const std::string& text = "",
+                        const std::vector<std::string>& overrides = {}) const;
+
+  // --- metrics.csv ---
+  void write_metrics(const std::vector<MetricRow>& rows) const;
+  /// The rows up to and including `last_epoch`. A missing file is no rows; a malformed one is an
+  /// Error naming file:line.
+  std::vector<MetricRow> read_metrics(
+      std::int64_t last_epoch = std::numeric_limits<std::int64_t>::max()) const;
+
+  // --- pe/ snapshots ---
+  static std::string snapshot_name(const std::string& what, std::int64_t epoch);
+  void write_snapshot(const PESnapshot& snapshot) const;
+  /// The snapshots by epoch, up to and including `last_epoch`.
+  std::vector<PESnapshot> read_snapshots(
+      std::int64_t last_epoch = std::numeric_limits<std::int64_t>::max()) const;
+
+  // --- checkpoint.pt ---
+  bool has_checkpoint() const;
+  /// Writes checkpoint.pt; the checkpoint it replaces becomes checkpoint.previous.pt.
+  void save_checkpoint(TransformerEncoder& model, torch::optim::Optimizer& optimizer,
+                       std::int64_t epoch) const;
+  struct LoadedCheckpoint {
+    std::int64_t epoch = -1;
+    std::string file;     // the file the weights came from
+    std::string warning;  // set when checkpoint.pt was unreadable and the previous one was used
+  };
+  /// Loads the model's weights (and the optimizer's state and the RNG state when `optimizer` is
+  /// given) from checkpoint.pt, or from checkpoint.previous.pt when checkpoint.pt is missing or
+  /// unreadable. An Error names the files and says what to do when neither can be read.
+  LoadedCheckpoint load_checkpoint(TransformerEncoder& model,
+                                   torch::optim::Optimizer* optimizer) const;
+
+  /// Removes checkpoint.previous.pt: once a run has finished, its last checkpoint is the one kept.
+  void remove_previous_checkpoint() const;
+
+  // --- summary.json ---
+  /// nullopt when the run has not ended (no summary.json, or an unreadable one: a run that left an
+  /// unreadable summary is treated as unfinished and runs again).
+  std::optional<RunSummary> read_summary() const;
+  void write_summary(const RunSummary& summary) const;
+
+  /// Removes every output of an earlier run (metrics, snapshots, checkpoints, probes, summary),
+  /// keeping config.toml, the log and the claim: a fresh start in the same folder.
+  void clear_outputs() const;
+
+ private:
+  std::string dir_;
+};
+
+}  // namespace pelab

@@ -1,0 +1,324 @@
+#include "pelab/run_folder.h"
+
+#include <cmath>
+#include <regex>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <torch/torch.h>
+#include <boost/filesystem.hpp>
+#include <nlohmann/json.hpp>
+
+#include "pelab/error.h"
+#include "pelab/registry.h"
+#include "pelab/run_io.h"
+#include "pelab/transformer_encoder.h"
+
+namespace pelab {
+
+namespace fs = boost::filesystem;
+using json = nlohmann::ordered_json;
+
+namespace {
+
+constexpr const char* kConfig = "config.toml";
+constexpr const char* kMetrics = "metrics.csv";
+constexpr const char* kSummary = "summary.json";
+constexpr const char* kCheckpoint = "checkpoint.pt";
+constexpr const char* kPreviousCheckpoint = "checkpoint.previous.pt";
+constexpr const char* kLegacyPointMarker = "# sweep point: ";
+
+std::string metrics_csv(const std::vector<MetricRow>& rows) {
+  std::string out = "epoch,split,group,metric,value\n";
+  for (const auto& row : rows) {
+    out += fmt::format("{},{},{},{},{}\n", row.epoch, csv_field(row.split), csv_field(row.group),
+                       csv_field(row.metric), format_number(row.value));
+  }
+  return out;
+}
+
+json scalars_json(const std::map<std::string, double>& values) {
+  json object = json::object();
+  for (const auto& [name, value] : values)
+    object[name] = value;  // nlohmann writes NaN and inf as null
+  return object;
+}
+
+std::map<std::string, double> scalars_of(const json& object) {
+  std::map<std::string, double> values;
+  if (!object.is_object()) return values;
+  for (const auto& [name, value] : object.items()) {
+    // JSON has no NaN: a non-finite value was stored as null.
+    values[name] = value.is_number() ? value.get<double>() : std::nan("");
+  }
+  return values;
+}
+
+// Reads a checkpoint into `model` (and `optimizer` and the default generator when given).
+// Throws c10::Error or std::exception when the file is truncated or corrupt.
+std::int64_t read_checkpoint(const std::string& file, TransformerEncoder& model,
+                             torch::optim::Optimizer* optimizer) {
+  torch::serialize::InputArchive archive, model_archive;
+  archive.load_from(file);
+  archive.read("model", model_archive);
+  model.load(model_archive);
+  torch::Tensor epoch;
+  archive.read("epoch", epoch);
+  if (optimizer != nullptr) {
+    torch::serialize::InputArchive optimizer_archive;
+    archive.read("optimizer", optimizer_archive);
+    optimizer->load(optimizer_archive);
+    torch::Tensor rng_state;
+    archive.read("rng_state", rng_state);
+    at::Generator generator = at::detail::getDefaultCPUGenerator();  // a handle: shares its state
+    generator.set_state(rng_state);
+  }
+  return epoch.item<std::int64_t>();
+}
+
+std::string without_backtrace(const std::exception& e) {
+  if (const auto* c10 = dynamic_cast<const c10::Error*>(&e)) return c10->what_without_backtrace();
+  return e.what();
+}
+
+}  // namespace
+
+RunFolder::RunFolder(std::string dir) : dir_(std::move(dir)) {}
+
+std::string RunFolder::path(const std::string& relative) const {
+  return (fs::path(dir_) / relative).string();
+}
+
+bool RunFolder::has_config() const {
+  return fs::is_regular_file(path(kConfig));
+}
+
+std::string RunFolder::read_config_text() const {
+  PELAB_CHECK(has_config(),
+              "'{}' is not a run folder: it has no config.toml (a run folder is "
+              "<out>/<experiment>/<point>/seed-<s>/)",
+              dir_);
+  return read_file(path(kConfig));
+}
+
+void RunFolder::write_config(const RunConfig& config) const {
+  write_file_atomically(path(kConfig), config.to_toml());
+}
+
+RunConfig RunFolder::read_config(Registry& registry, const std::string& text,
+                                 const std::vector<std::string>& overrides) const {
+  const std::string config_path = path(kConfig);
+  const std::string document = text.empty() ? read_config_text() : text;
+  const Manifest manifest = Manifest::from_string(document, config_path, registry, overrides);
+  PELAB_CHECK(manifest.runs().size() == 1,
+              "{} expands to {} runs; a run's config.toml describes exactly one", config_path,
+              manifest.runs().size());
+  RunConfig config = manifest.runs().front();
+  if (config.point.empty()) {
+    // Written before the sweep point was a key of [experiment]: it was a comment.
+    std::istringstream lines(document);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind(kLegacyPointMarker, 0) == 0) {
+        config.point = line.substr(std::string(kLegacyPointMarker).size());
+        config.experiment_params.set("point", config.point);
+      }
+    }
+  }
+  return config;
+}
+
+void RunFolder::write_metrics(const std::vector<MetricRow>& rows) const {
+  write_file_atomically(path(kMetrics), metrics_csv(rows));
+}
+
+std::vector<MetricRow> RunFolder::read_metrics(std::int64_t last_epoch) const {
+  std::vector<MetricRow> rows;
+  const std::string file = path(kMetrics);
+  if (!fs::exists(file)) return rows;
+  std::istringstream in(read_file(file));
+  std::string line;
+  std::getline(in, line);
+  PELAB_CHECK(line == "epoch,split,group,metric,value",
+              "{}:1: not a pelab metrics file (its header is '{}'); delete the run folder to start "
+              "the run over",
+              file, line);
+  for (int number = 2; std::getline(in, line); ++number) {
+    const std::vector<std::string> fields = parse_csv_line(line);
+    MetricRow row;
+    try {
+      PELAB_CHECK(fields.size() == 5, "5 fields expected");
+      std::size_t used = 0;
+      row.epoch = std::stoll(fields[0], &used);
+      PELAB_CHECK(used == fields[0].size(), "bad epoch");
+      row.value = std::stod(fields[4], &used);  // also "nan" and "inf"
+      PELAB_CHECK(used == fields[4].size(), "bad value");
+    } catch (const std::exception&) {
+      throw Error(
+          fmt::format("{}:{}: malformed row '{}'; delete the run folder to start the run "
+                      "over",
+                      file, number, line));
+    }
+    row.split = fields[1];
+    row.group = fields[2];
+    row.metric = fields[3];
+    if (row.epoch <= last_epoch) rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::string RunFolder::snapshot_name(const std::string& what, std::int64_t epoch) {
+  return fmt::format("pe/{}-epoch-{:06}.npy", what, epoch);
+}
+
+void RunFolder::write_snapshot(const PESnapshot& snapshot) const {
+  if (snapshot.tables.defined())
+    write_npy(path(snapshot_name("tables", snapshot.epoch)), snapshot.tables);
+  if (snapshot.kernels.defined())
+    write_npy(path(snapshot_name("kernels", snapshot.epoch)), snapshot.kernels);
+}
+
+std::vector<PESnapshot> RunFolder::read_snapshots(std::int64_t last_epoch) const {
+  std::map<std::int64_t, PESnapshot> by_epoch;
+  const fs::path folder = fs::path(dir_) / "pe";
+  if (!fs::is_directory(folder)) return {};
+  static const std::regex name("(tables|kernels)-epoch-([0-9]+)\\.npy");
+  for (const auto& entry : fs::directory_iterator(folder)) {
+    std::smatch match;
+    const std::string file = entry.path().filename().string();
+    if (!std::regex_match(file, match, name)) continue;
+    const std::int64_t epoch = std::stoll(match[2].str());
+    if (epoch > last_epoch) continue;
+    PESnapshot& snapshot = by_epoch[epoch];
+    snapshot.epoch = epoch;
+    (match[1].str() == "tables" ? snapshot.tables : snapshot.kernels) =
+        read_npy(entry.path().string());
+  }
+  std::vector<PESnapshot> snapshots;
+  for (auto& [epoch, snapshot] : by_epoch)
+    snapshots.push_back(std::move(snapshot));
+  return snapshots;
+}
+
+bool RunFolder::has_checkpoint() const {
+  return fs::is_regular_file(path(kCheckpoint)) || fs::is_regular_file(path(kPreviousCheckpoint));
+}
+
+void RunFolder::save_checkpoint(TransformerEncoder& model, torch::optim::Optimizer& optimizer,
+                                std::int64_t epoch) const {
+  torch::serialize::OutputArchive archive;
+  torch::serialize::OutputArchive model_archive, optimizer_archive;
+  model.save(model_archive);
+  optimizer.save(optimizer_archive);
+  archive.write("model", model_archive);
+  archive.write("optimizer", optimizer_archive);
+  archive.write("epoch", torch::tensor(epoch));
+  archive.write("rng_state", at::detail::getDefaultCPUGenerator().get_state());
+  std::ostringstream bytes;
+  archive.save_to(bytes);
+  // The last checkpoint stays whole until the new one is: a rename is atomic, and a crash between
+  // the two renames leaves checkpoint.previous.pt, which load_checkpoint falls back to.
+  boost::system::error_code error;
+  if (fs::is_regular_file(path(kCheckpoint))) {
+    fs::rename(path(kCheckpoint), path(kPreviousCheckpoint), error);
+    PELAB_CHECK(!error, "cannot keep the previous checkpoint as {}: {}", path(kPreviousCheckpoint),
+                error.message());
+  }
+  write_file_atomically(path(kCheckpoint), bytes.str());
+}
+
+RunFolder::LoadedCheckpoint RunFolder::load_checkpoint(TransformerEncoder& model,
+                                                       torch::optim::Optimizer* optimizer) const {
+  LoadedCheckpoint loaded;
+  std::vector<std::string> problems;
+  for (const char* name : {kCheckpoint, kPreviousCheckpoint}) {
+    const std::string file = path(name);
+    if (!fs::is_regular_file(file)) continue;
+    try {
+      loaded.epoch = read_checkpoint(file, model, optimizer);
+      loaded.file = file;
+      if (!problems.empty()) {
+        loaded.warning = fmt::format("{}; resumed from {} (epoch {}) instead", problems.front(),
+                                     file, loaded.epoch);
+      }
+      return loaded;
+    } catch (const std::exception& e) {
+      problems.push_back(fmt::format("{} is unreadable ({})", file, without_backtrace(e)));
+    }
+  }
+  PELAB_CHECK(!problems.empty(), "{} has no checkpoint", dir_);
+  throw Error(
+      fmt::format("{}. The checkpoint may be truncated (a full disk, a copy cut short): "
+                  "delete it to start the run over, or run with --force",
+                  fmt::join(problems, "; ")));
+}
+
+void RunFolder::remove_previous_checkpoint() const {
+  boost::system::error_code ignored;
+  fs::remove(path(kPreviousCheckpoint), ignored);
+}
+
+std::optional<RunSummary> RunFolder::read_summary() const {
+  const std::string file = path(kSummary);
+  if (!fs::is_regular_file(file)) return std::nullopt;
+  const json document = json::parse(read_file(file), nullptr, false);
+  if (document.is_discarded() || !document.is_object()) return std::nullopt;
+  RunSummary summary;
+  try {
+    summary.status = document.value("status", "");
+    summary.experiment = document.value("experiment", "");
+    summary.point = document.value("point", "");
+    summary.seed = document.value("seed", std::int64_t{0});
+    summary.epoch = document.value("epoch", document.value("epochs", std::int64_t{0}));
+    summary.error = document.value("error", "");
+    summary.objective = document.value("objective", "");
+    summary.parameters = document.value("parameters", std::int64_t{0});
+    summary.threads = document.value("threads", std::int64_t{0});
+    summary.wall_seconds = document.value("wall_seconds", 0.0);
+    summary.steps_per_second = document.value("steps_per_second", 0.0);
+    summary.torch_version = document.value("torch_version", "");
+    if (document.contains("final")) summary.final_metrics = scalars_of(document["final"]);
+    if (document.contains("probes") && document["probes"].is_object()) {
+      for (const auto& [name, scalars] : document["probes"].items())
+        summary.probes[name] = scalars_of(scalars);
+    }
+  } catch (const json::exception&) {
+    return std::nullopt;  // a field of the wrong type: not a summary this pelab wrote
+  }
+  if (summary.status != "finished" && summary.status != "failed") return std::nullopt;
+  return summary;
+}
+
+void RunFolder::write_summary(const RunSummary& summary) const {
+  json document = {{"status", summary.status},
+                   {"experiment", summary.experiment},
+                   {"point", summary.point},
+                   {"seed", summary.seed}};
+  if (summary.finished()) {
+    document["epochs"] = summary.epoch;
+    document["objective"] = summary.objective;
+    document["parameters"] = summary.parameters;
+    document["threads"] = summary.threads;
+    document["wall_seconds"] = summary.wall_seconds;
+    document["steps_per_second"] = summary.steps_per_second;
+    document["torch_version"] = summary.torch_version;
+    document["final"] = scalars_json(summary.final_metrics);
+    json probes = json::object();
+    for (const auto& [name, scalars] : summary.probes)
+      probes[name] = scalars_json(scalars);
+    document["probes"] = probes;
+  } else {
+    document["epoch"] = summary.epoch;
+    document["error"] = summary.error;
+  }
+  write_file_atomically(path(kSummary), document.dump(2) + "\n");
+}
+
+void RunFolder::clear_outputs() const {
+  boost::system::error_code ignored;
+  for (const char* stale : {kMetrics, kSummary, kCheckpoint, kPreviousCheckpoint})
+    fs::remove(path(stale), ignored);
+  fs::remove_all(path("pe"), ignored);
+  fs::remove_all(path("probes"), ignored);
+}
+
+}  // namespace pelab

@@ -1,0 +1,124 @@
+// The pieces of `pelab run --shard`, `pelab slurm` and `pelab status` that need no cluster: shards
+// and their Slurm environment, Slurm's --array lists, and run states read from folders.
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <boost/filesystem.hpp>
+
+#include "launch/shard.h"
+#include "launch/slurm_launcher.h"
+#include "launch/sweep_status.h"
+#include "pelab/error.h"
+#include "pelab/run_claim.h"
+#include "pelab/run_folder.h"
+#include "pelab/run_io.h"
+#include "test_support.h"
+
+namespace pelab::cli {
+namespace {
+
+using ::pelab::test::ScopedEnv;
+using ::pelab::test::ScratchDir;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+TEST(ShardTest, InterleavedSlicesCoverEveryRunOnce) {
+  EXPECT_THAT(shard_runs(10, parse_shard("1/3")), ElementsAre(0, 3, 6, 9));
+  EXPECT_THAT(shard_runs(10, parse_shard("3/3")), ElementsAre(2, 5, 8));
+  EXPECT_THAT(shard_runs(2, parse_shard("4/4")), ElementsAre());
+  std::vector<int> seen(23, 0);
+  for (std::size_t k = 1; k <= 5; ++k) {
+    for (std::size_t run : shard_runs(23, Shard{k, 5}))
+      ++seen[run];
+  }
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), 23);
+}
+
+TEST(ShardTest, BadShardsSayWhatIsExpected) {
+  for (const char* text : {"0/3", "4/3", "3", "a/b", "1/0", "/2", "1/-2", ""}) {
+    try {
+      parse_shard(text);
+      ADD_FAILURE() << "accepted --shard '" << text << "'";
+    } catch (const Error& e) {
+      EXPECT_THAT(e.what(), HasSubstr("expected K/N with 1 <= K <= N")) << text;
+    }
+  }
+}
+
+TEST(ShardTest, ASlurmArrayTaskKnowsItsShard) {
+  {
+    ScopedEnv id("SLURM_ARRAY_TASK_ID", nullptr);
+    EXPECT_FALSE(shard_from_slurm_environment().has_value());
+  }
+  ScopedEnv id("SLURM_ARRAY_TASK_ID", "5"), min("SLURM_ARRAY_TASK_MIN", "3"),
+      max("SLURM_ARRAY_TASK_MAX", "6"), count("SLURM_ARRAY_TASK_COUNT", "4");
+  const auto shard = shard_from_slurm_environment();
+  ASSERT_TRUE(shard.has_value());
+  EXPECT_EQ(shard->index, 3u);
+  EXPECT_EQ(shard->count, 4u);
+  {  // --array=0-9: ids from 0, no MIN or MAX given
+    ScopedEnv zero("SLURM_ARRAY_TASK_ID", "0"), no_min("SLURM_ARRAY_TASK_MIN", nullptr),
+        no_max("SLURM_ARRAY_TASK_MAX", nullptr), ten("SLURM_ARRAY_TASK_COUNT", "10");
+    EXPECT_EQ(shard_from_slurm_environment()->index, 1u);
+    EXPECT_EQ(shard_from_slurm_environment()->count, 10u);
+  }
+  ScopedEnv no_count("SLURM_ARRAY_TASK_COUNT", nullptr), no_max("SLURM_ARRAY_TASK_MAX", nullptr);
+  EXPECT_THROW(shard_from_slurm_environment(), Error);
+}
+
+TEST(SlurmTest, ArrayListsAreCompact) {
+  EXPECT_EQ(slurm_array_list({0, 1, 2, 3}), "1-4");
+  EXPECT_EQ(slurm_array_list({0, 2, 3, 4, 7}), "1,3-5,8");
+  EXPECT_EQ(slurm_array_list({9}), "10");
+}
+
+TEST(SweepStatusTest, EachStateIsReadFromItsFolder) {
+  ScratchDir experiment;
+  auto folder = [&](const std::string& name) { return RunFolder(experiment / name); };
+  // done
+  RunSummary finished;
+  finished.status = "finished";
+  folder("p/seed-1").write_summary(finished);
+  // failed
+  RunSummary failed;
+  failed.status = "failed";
+  failed.error = "loss is NaN\nmore";
+  folder("p/seed-2").write_summary(failed);
+  // interrupted: a config and metrics, no summary, no live owner
+  write_file_atomically(folder("p/seed-3").path("config.toml"), "[train]\nepochs = 9\n");
+  folder("p/seed-3")
+      .write_metrics({{0, "test", "all", "accuracy", 0.1}, {4, "test", "all", "accuracy", 0.2}});
+  // running: claimed by this live process
+  const auto claim = RunClaim::try_claim(folder("p/seed-4").dir());
+  ASSERT_NE(claim, nullptr);
+
+  const auto statuses = sweep_status(experiment.path());
+  ASSERT_EQ(statuses.size(), 4u);
+  EXPECT_EQ(statuses[0].state, RunState::kDone);
+  EXPECT_EQ(statuses[1].state, RunState::kFailed);
+  EXPECT_EQ(statuses[1].error, "loss is NaN\nmore");
+  EXPECT_EQ(statuses[2].state, RunState::kInterrupted);
+  EXPECT_EQ(statuses[2].epoch, 4);
+  EXPECT_EQ(statuses[2].epochs, 9);
+  EXPECT_EQ(statuses[3].state, RunState::kRunning);
+  ASSERT_TRUE(statuses[3].owner.has_value());
+  EXPECT_EQ(statuses[3].owner->pid, ::getpid());
+  EXPECT_EQ(run_status(experiment.path(), "p/seed-5").state, RunState::kPending);
+}
+
+TEST(SweepStatusTest, AFolderWithoutRunsIsAnError) {
+  ScratchDir empty;
+  try {
+    sweep_status(empty.path());
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("holds no runs and no sweep.json"));
+  }
+}
+
+}  // namespace
+}  // namespace pelab::cli

@@ -1,0 +1,178 @@
+// RunFolder: the run folder's formats read back, a folder written before the sweep point was a key,
+// and what happens to corrupt or truncated files.
+
+#include "pelab/run_folder.h"
+
+#include <fstream>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+#include <boost/filesystem.hpp>
+
+#include "pelab/error.h"
+#include "pelab/registry.h"
+#include "pelab/run.h"
+#include "pelab/run_io.h"
+#include "pelab/run_loader.h"
+#include "pelab/transformer_encoder.h"
+#include "test_support.h"
+
+namespace pelab {
+namespace {
+
+using ::pelab::test::builtin_registry;
+using ::pelab::test::ScratchDir;
+using ::testing::HasSubstr;
+
+namespace fs = boost::filesystem;
+
+// Written by pelab 0.1 before the sweep point was [experiment] point: a `# sweep point:` comment.
+const std::string kLegacyRun =
+    std::string(PELAB_SOURCE_DIR) + "/tests/fixtures/run_folders/legacy/pe.init.std=0.2/seed-3";
+
+void truncate_file(const std::string& path, std::size_t bytes) {
+  const std::string contents = read_file(path);
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << contents.substr(0, bytes);
+}
+
+TEST(RunFolderTest, AFolderWrittenBeforeThePointWasAKeyStillLoads) {
+  Registry registry = builtin_registry();
+  const RunFolder folder(kLegacyRun);
+  const RunConfig config = folder.read_config(registry);
+  EXPECT_EQ(config.point, "pe.init.std=0.2");
+  EXPECT_EQ(config.experiment, "legacy");
+  EXPECT_EQ(config.seed, 3);
+  EXPECT_THAT(config.to_toml(), HasSubstr("point = \"pe.init.std=0.2\""));
+
+  const auto summary = folder.read_summary();
+  ASSERT_TRUE(summary.has_value());
+  EXPECT_TRUE(summary->finished());
+  EXPECT_EQ(summary->point, "pe.init.std=0.2");
+  EXPECT_EQ(summary->epoch, 2);
+  EXPECT_EQ(summary->final_metrics.count("test/all/accuracy"), 1u);
+  EXPECT_EQ(folder.read_metrics().back().epoch, 2);
+  EXPECT_EQ(folder.read_snapshots().size(), 3u);
+
+  const LoadedRun run = load_run(kLegacyRun, registry);
+  EXPECT_EQ(run.config.point, "pe.init.std=0.2");
+  ASSERT_NE(run.model, nullptr);
+  EXPECT_EQ(run.checkpoint_epoch, 2);
+  EXPECT_EQ(run.snapshots.size(), 3u);
+}
+
+TEST(RunFolderTest, TheSweepPointIsAKeyOfTheConfig) {
+  Registry registry = builtin_registry();
+  ScratchDir dir;
+  const RunFolder folder(dir.path());
+  RunConfig config = RunFolder(kLegacyRun).read_config(registry);
+  config.point = "pe.init.std=0.5";
+  folder.write_config(config);
+  EXPECT_THAT(folder.read_config_text(), HasSubstr("point = \"pe.init.std=0.5\""));
+  EXPECT_EQ(folder.read_config(registry).point, "pe.init.std=0.5");
+}
+
+TEST(RunFolderTest, MetricsRoundTripAndAMalformedRowNamesFileAndLine) {
+  ScratchDir dir;
+  const RunFolder folder(dir.path());
+  EXPECT_TRUE(folder.read_metrics().empty());
+  const std::vector<MetricRow> rows = {{0, "test", "all", "accuracy", 0.25},
+                                       {1, "train_epoch", "all", "loss", std::nan("")},
+                                       {1, "test", "a,b", "accuracy", 0.5}};
+  folder.write_metrics(rows);
+  const auto read = folder.read_metrics();
+  ASSERT_EQ(read.size(), 3u);
+  EXPECT_EQ(read[2].group, "a,b");
+  EXPECT_TRUE(std::isnan(read[1].value));
+  EXPECT_EQ(folder.read_metrics(0).size(), 1u);
+
+  std::ofstream(folder.path("metrics.csv"), std::ios::app) << "2,test,all,accuracy,oops\n";
+  try {
+    folder.read_metrics();
+    FAIL() << "a malformed row was accepted";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("metrics.csv:5: malformed row '2,test,all,accuracy,oops'"));
+  }
+}
+
+TEST(RunFolderTest, AnUnreadableSummaryMeansTheRunHasNotEnded) {
+  ScratchDir dir;
+  const RunFolder folder(dir.path());
+  EXPECT_FALSE(folder.read_summary().has_value());
+  RunSummary summary;
+  summary.status = "failed";
+  summary.error = "boom";
+  summary.epoch = 4;
+  folder.write_summary(summary);
+  ASSERT_TRUE(folder.read_summary().has_value());
+  EXPECT_EQ(folder.read_summary()->error, "boom");
+  EXPECT_FALSE(folder.read_summary()->finished());
+  truncate_file(folder.path("summary.json"), 20);
+  EXPECT_FALSE(folder.read_summary().has_value());
+}
+
+class CheckpointTest : public ::testing::Test {
+ protected:
+  CheckpointTest() : registry_(builtin_registry()) {
+    config_ = RunFolder(kLegacyRun).read_config(registry_);
+  }
+  BuiltRun build() { return build_run(config_, registry_); }
+
+  Registry registry_;
+  RunConfig config_;
+  ScratchDir dir_;
+};
+
+TEST_F(CheckpointTest, ACorruptCheckpointFallsBackToThePreviousOne) {
+  const RunFolder folder(dir_.path());
+  BuiltRun run = build();
+  folder.save_checkpoint(*run.model, run.trainer->optimizer(), 1);
+  folder.save_checkpoint(*run.model, run.trainer->optimizer(), 2);
+  EXPECT_TRUE(fs::exists(folder.path("checkpoint.previous.pt")));
+  EXPECT_EQ(folder.load_checkpoint(*run.model, &run.trainer->optimizer()).epoch, 2);
+
+  truncate_file(folder.path("checkpoint.pt"), 100);
+  const auto loaded = folder.load_checkpoint(*run.model, &run.trainer->optimizer());
+  EXPECT_EQ(loaded.epoch, 1);
+  EXPECT_EQ(loaded.file, folder.path("checkpoint.previous.pt"));
+  EXPECT_THAT(loaded.warning, HasSubstr("checkpoint.pt is unreadable"));
+
+  truncate_file(folder.path("checkpoint.previous.pt"), 100);
+  try {
+    folder.load_checkpoint(*run.model, nullptr);
+    FAIL() << "two unreadable checkpoints were accepted";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("checkpoint.previous.pt is unreadable"));
+    EXPECT_THAT(e.what(), HasSubstr("delete it to start the run over"));
+    EXPECT_THAT(e.what(), ::testing::Not(HasSubstr("Exception raised from")));  // no backtrace
+  }
+}
+
+TEST_F(CheckpointTest, ARunWhoseLastCheckpointIsCorruptResumesFromThePreviousOne) {
+  ScratchDir straight_root;
+  RunConfig two_epochs = config_;
+  two_epochs.train.set("epochs", std::int64_t{2});
+  const RunOutcome straight = execute_run(two_epochs, registry_, straight_root.path());
+
+  // A run stopped after epoch 1 whose checkpoint.pt was then damaged, with the checkpoint of
+  // epoch 1 kept as checkpoint.previous.pt.
+  RunConfig one_epoch = config_;
+  one_epoch.train.set("epochs", std::int64_t{1});
+  const RunFolder folder(execute_run(one_epoch, registry_, dir_.path()).dir);
+  fs::copy_file(folder.path("checkpoint.pt"), folder.path("checkpoint.previous.pt"));
+  truncate_file(folder.path("checkpoint.pt"), 64);
+  fs::remove(folder.path("summary.json"));
+
+  const RunOutcome resumed = execute_run(two_epochs, registry_, dir_.path());
+  EXPECT_FALSE(resumed.skipped);
+  const std::string log = read_file(folder.path("run.log"));
+  EXPECT_THAT(log, HasSubstr("checkpoint.pt is unreadable"));
+  EXPECT_THAT(log, HasSubstr("resumed from the checkpoint of epoch 1"));
+  EXPECT_EQ(read_file(folder.path("metrics.csv")),
+            read_file(RunFolder(straight.dir).path("metrics.csv")));
+  EXPECT_FALSE(fs::exists(folder.path("checkpoint.previous.pt")));
+}
+
+}  // namespace
+}  // namespace pelab
