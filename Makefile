@@ -7,10 +7,15 @@ PELAB := $(BUILD)/bin/pelab
 DEMO_MANIFEST ?= tasks/latin_square/experiments/quick.toml
 # The demo is quick.toml cut to one seed: sigma 0.2 and sigma 2.0 trained side by side.
 DEMO_ARGS ?= --set 'experiment.seeds=[2235]' -j 2
+# Clang compiles pelab about three times faster than GCC: its precompiled header holds LibTorch's
+# template instantiations, which GCC redoes in every file (docs/building.md). GCC works too:
+# `make build CXX_COMPILER=g++`, or plain CMake.
+CXX_COMPILER ?= clang++-14
 
-# Debian 12 packages: compiler and build tools, the libraries pelab links, the fast BLAS that
-# LibTorch's matrix products need (the reference BLAS is ~40x slower), gnuplot for figures.
-DEBIAN_PACKAGES := g++ cmake make ccache \
+# Debian 12 packages: compilers and build tools, the libraries pelab links, the fast BLAS that
+# LibTorch's matrix products need (the reference BLAS is ~40x slower), gnuplot for figures, and
+# a single-node Slurm for the cluster tests (docs/cluster.md).
+DEBIAN_PACKAGES := g++ clang-14 cmake make ccache \
 	libtorch-dev libopenblas0-openmp \
 	libboost-dev libboost-filesystem-dev libfmt-dev libtomlplusplus-dev \
 	libcli11-dev libspdlog-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev \
@@ -32,7 +37,9 @@ deps:
 	fi
 
 build: deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
+	@# The compiler is chosen when the build folder is made; an existing folder keeps its own.
+	if [ -f $(BUILD)/CMakeCache.txt ]; then cmake $(BUILD); else \
+	  cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=$(CXX_COMPILER); fi
 	cmake --build $(BUILD) -j$(JOBS)
 
 demo: build

@@ -10,6 +10,10 @@ function(_pelab_make_pch target visibility)
   target_precompile_headers(${target} PRIVATE ${PELAB_PCH_HEADERS})
   set_target_properties(${target} PROPERTIES CXX_VISIBILITY_PRESET ${visibility}
                                              VISIBILITY_INLINES_HIDDEN ON)
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    # Without its build time inside, a Clang PCH can be cached by ccache.
+    target_compile_options(${target} PRIVATE -Xclang -fno-pch-timestamp)
+  endif()
 endfunction()
 
 if(PELAB_USE_PCH)

@@ -1,6 +1,7 @@
 #include "pelab/manifest.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <set>
 
@@ -296,6 +297,12 @@ class Resolver {
                                spec.accepted(), found));
     };
     auto check_number = [&](double value, const std::string& shown) {
+      // TOML reads nan and inf as floats; no parameter means either, and a NaN passes every
+      // bound (each comparison with it is false).
+      if (!std::isfinite(value)) {
+        throw Error(fmt::format("{}'{}' in {} is {}: it must be a finite number ({})",
+                                prefix(where), spec.name, what, shown, spec.accepted()));
+      }
       if ((spec.min && value < *spec.min) || (spec.max && value > *spec.max)) {
         throw Error(fmt::format("{}'{}' in {} is {}, out of range: it must be {}", prefix(where),
                                 spec.name, what, shown, spec.accepted()));
@@ -457,6 +464,20 @@ class Resolver {
   const Overlay& overlay_;
 };
 
+// A value that becomes a folder must be one safe path component: "../x" would write outside
+// --out, "/tmp/x" would be nested under it.
+void check_folder_name(const std::string& name, const std::string& what, const std::string& where) {
+  const bool safe =
+      !name.empty() && name.size() <= 128 && name.front() != '.' && name.front() != '-' &&
+      std::all_of(name.begin(), name.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+      });
+  PELAB_CHECK(safe,
+              "{}: {} \"{}\" cannot name a folder: use 1 to 128 letters, digits, '.', '_' and "
+              "'-', not starting with '.' or '-' (it becomes <out>/<name>/)",
+              where, what, name);
+}
+
 std::string sanitize(const std::string& text) {
   std::string out;
   for (char c : text) {
@@ -616,9 +637,39 @@ Manifest Manifest::from_string(const std::string& text, const std::string& sourc
   struct Axis {
     std::string key;
     const toml::array* values;
-    int line, column;
+    int line, column;    // in the manifest; 0 for an axis a --set added
+    std::string origin;  // the --set that gave the values, if one did
   };
   std::vector<Axis> axes;
+  auto check_sweep_key = [&](const std::string& name, const std::string& where) {
+    const std::string section = name.substr(0, name.find('.'));
+    if (section == "sweep" ||
+        std::find(kSections.begin(), kSections.end(), section) == kSections.end()) {
+      throw Error(
+          fmt::format("{}: sweep key '{}' must be a dotted path into the manifest, such as "
+                      "\"pe.init.std\" or \"train.lr\"",
+                      where, name));
+    }
+  };
+  // `--set sweep.KEY=[values]` (or sweep."KEY") replaces the manifest's values of KEY, or adds
+  // KEY as an axis after the manifest's.
+  std::map<std::string, std::pair<const toml::array*, std::string>> swept_by_override;
+  std::vector<std::string> override_axes;
+  for (const auto& [key, entry] : base.entries) {
+    if (key.rfind("sweep.", 0) != 0) continue;
+    std::string name = key.substr(6);
+    if (name.size() >= 2 && name.front() == '"' && name.back() == '"')
+      name = name.substr(1, name.size() - 2);
+    const std::string where = entry.second.str();
+    check_sweep_key(name, where);
+    const toml::array* values = entry.first->as_array();
+    PELAB_CHECK(values != nullptr && !values->empty(),
+                "{}: a sweep key needs a non-empty array of values, e.g. --set "
+                "'sweep.train.lr=[0.001, 0.0003]'",
+                where);
+    swept_by_override[name] = {values, where};
+    override_axes.push_back(name);
+  }
   if (const toml::node* sweep = root.get("sweep")) {
     const toml::table* table = sweep->as_table();
     if (table == nullptr) {
@@ -628,27 +679,60 @@ Manifest Manifest::from_string(const std::string& text, const std::string& sourc
     for (const auto& [key, value] : *table) {
       const auto& where = key.source().begin;
       const std::string name(key.str());
-      const std::string section = name.substr(0, name.find('.'));
-      if (section == "sweep" ||
-          std::find(kSections.begin(), kSections.end(), section) == kSections.end()) {
-        throw Error(
-            fmt::format("{}:{}:{}: sweep key '{}' must be a dotted path into the "
-                        "manifest, such as \"pe.init.std\" or \"train.lr\"",
-                        source_name, where.line, where.column, name));
-      }
+      check_sweep_key(name, fmt::format("{}:{}:{}", source_name, where.line, where.column));
       const toml::array* values = value.as_array();
       if (values == nullptr || values->empty()) {
         throw Error(fmt::format("{}:{}:{}: sweep key '{}' needs a non-empty array of values",
                                 source_name, where.line, where.column, name));
       }
       if (base.find(name)) continue;  // a --set of a swept key fixes it: no longer an axis
-      axes.push_back({name, values, static_cast<int>(where.line), static_cast<int>(where.column)});
+      std::string origin;
+      if (auto it = swept_by_override.find(name); it != swept_by_override.end()) {
+        std::tie(values, origin) = it->second;
+        override_axes.erase(std::find(override_axes.begin(), override_axes.end(), name));
+      }
+      axes.push_back(
+          {name, values, static_cast<int>(where.line), static_cast<int>(where.column), origin});
     }
     std::sort(axes.begin(), axes.end(), [](const Axis& a, const Axis& b) {
       return std::tie(a.line, a.column) < std::tie(b.line, b.column);
     });
-    for (const auto& axis : axes)
-      manifest.sweep_keys_.push_back(axis.key);
+  }
+  for (const auto& name : override_axes) {
+    const auto& [values, origin] = swept_by_override.at(name);
+    axes.push_back({name, values, 0, 0, origin});
+  }
+  for (const auto& axis : axes)
+    manifest.sweep_keys_.push_back(axis.key);
+  auto axis_origin = [&](const Axis& axis) {
+    return axis.origin.empty() ? fmt::format("{}:{}:{}", source_name, axis.line, axis.column)
+                               : axis.origin;
+  };
+  for (const auto& outer : axes) {
+    for (const auto& inner : axes) {
+      if (inner.key.rfind(outer.key + ".", 0) != 0) continue;
+      throw Error(fmt::format(
+          "{}: sweep key '{}' is inside sweep key '{}' ({}): each point would set it twice. Sweep "
+          "one of them, e.g. --set 'sweep.{}=[...]' to replace the values of '{}'",
+          axis_origin(inner), inner.key, outer.key, axis_origin(outer), outer.key, outer.key));
+    }
+  }
+
+  // A --set inside a swept value would change every point while their names keep the manifest's
+  // values: `pe.init.std=0.2` under a sweep of whole `pe` tables would train sigma 0.2 in a
+  // folder named for sigma 2.
+  for (const auto& [key, entry] : base.entries) {
+    if (key.rfind("sweep.", 0) == 0) continue;
+    for (const auto& axis : axes) {
+      if (key.rfind(axis.key + ".", 0) != 0) continue;
+      throw Error(fmt::format(
+          "{}: '{}' is inside '{}', which the sweep varies{}: the runs would be named for values "
+          "they do not have. Fix the whole key instead (--set '{}=...'), or sweep other values "
+          "(--set 'sweep.{}=[...]')",
+          entry.second.str(), key, axis.key,
+          axis.line > 0 ? fmt::format(" ({}:{}:{})", source_name, axis.line, axis.column) : "",
+          axis.key, axis.key));
+    }
   }
 
   // Cartesian product, the last axis varying fastest.
@@ -660,9 +744,10 @@ Manifest Manifest::from_string(const std::string& text, const std::string& sourc
     for (std::size_t a = 0; a < axes.size(); ++a) {
       const toml::node* value = axes[a].values->get(index[a]);
       const auto& begin = value->source().begin;
-      overlay.entries[axes[a].key] = {value,
-                                      SourceLocation{source_name, static_cast<int>(begin.line),
-                                                     static_cast<int>(begin.column)}};
+      overlay.entries[axes[a].key] = {
+          value, axes[a].origin.empty() ? SourceLocation{source_name, static_cast<int>(begin.line),
+                                                         static_cast<int>(begin.column)}
+                                        : SourceLocation{axes[a].origin, 0, 0}};
       labels.push_back(axes[a].key + "=" + point_value_label(*value, index[a]));
     }
     Resolver resolver(source_name, root, registry, overlay);
@@ -671,7 +756,17 @@ Manifest Manifest::from_string(const std::string& text, const std::string& sourc
     point.point = axes.empty() ? point.experiment_params.string("point") : join(labels, ",");
     point.experiment_params.set("point", point.point, point.experiment_params.location("point"));
     point.experiment = point.experiment_params.string("name");
-    if (point.experiment.empty()) point.experiment = fs::path(source_name).stem().string();
+    if (point.experiment.empty()) {
+      point.experiment = fs::path(source_name).stem().string();
+      check_folder_name(point.experiment,
+                        "the experiment's name (the manifest's file name; set "
+                        "[experiment] name)",
+                        source_name);
+    } else {
+      const SourceLocation& where = point.experiment_params.location("name");
+      check_folder_name(point.experiment, "[experiment] name",
+                        where.known() ? where.str() : source_name);
+    }
     point.experiment_params.set("name", point.experiment, point.experiment_params.location("name"));
     const auto& seeds = point.experiment_params.integers("seeds");
     if (seeds.empty()) {

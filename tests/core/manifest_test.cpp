@@ -499,3 +499,77 @@ TEST(CoreSchemas, EveryParameterIsDocumented) {
 
 }  // namespace
 }  // namespace pelab
+
+namespace pelab {
+namespace {
+
+class ManifestHoleTest : public ManifestTest {};
+
+TEST_F(ManifestHoleTest, AnExperimentNameMustBeOneSafeFolderName) {
+  for (const char* name : {"../../escape", "/tmp/x", "a/b", ".hidden", "..", "-rf", "sp ace"}) {
+    const std::string message =
+        error_of(edit(kBase, "name = \"unit\"", fmt::format("name = \"{}\"", name)));
+    EXPECT_THAT(message, StartsWith("unit.toml:2:8: [experiment] name")) << name;
+    EXPECT_THAT(message, HasSubstr("cannot name a folder: use 1 to 128 letters")) << name;
+  }
+  EXPECT_EQ(parse(edit(kBase, "name = \"unit\"", "name = \"lst-paper_v2.1\"")).name(),
+            "lst-paper_v2.1");
+  // Without a name, the file's name must be safe too.
+  EXPECT_THAT(error_of(edit(kBase, "name = \"unit\"\n", ""), {}, "my manifest.toml"),
+              HasSubstr("the experiment's name (the manifest's file name; set [experiment] name) "
+                        "\"my manifest\" cannot name a folder"));
+}
+
+TEST_F(ManifestHoleTest, NonFiniteFloatsAreRefusedWhereTheyAreWritten) {
+  EXPECT_THAT(error_of(kBase + "lr = nan\n"),
+              StartsWith("unit.toml:21:6: 'lr' in [train] is nan: it must be a finite number"));
+  EXPECT_THAT(error_of(kBase + "lr = inf\n"),
+              HasSubstr("'lr' in [train] is inf: it must be a finite"));
+  EXPECT_THAT(error_of(kBase, {"train.lr=-inf"}),
+              StartsWith("--set train.lr=-inf: 'lr' in [train] is -inf: it must be a finite"));
+  EXPECT_THAT(error_of(edit(kBase, "std = 0.2", "std = nan")),
+              StartsWith("unit.toml:17:35: 'std' in [pe.init] (the initializer plugin 'normal') is "
+                         "nan: it must be a finite number"));
+}
+
+// quick.toml sweeps whole `pe` tables; a --set inside them would train other values than the
+// folders are named for.
+const std::string kSweptTables =
+    kBase +
+    "\n[sweep]\npe = [{ plugin = \"learned\", init = { plugin = \"normal\", std = 0.2 } },"
+    " { plugin = \"learned\", init = { plugin = \"normal\", std = 2.0 } }]\n";
+
+TEST_F(ManifestHoleTest, ASetInsideASweptValueIsRefused) {
+  const std::string message = error_of(kSweptTables, {"pe.init.std=0.2"});
+  EXPECT_THAT(message, StartsWith("--set pe.init.std=0.2: 'pe.init.std' is inside 'pe', which the "
+                                  "sweep varies (unit.toml:23:1)"));
+  EXPECT_THAT(message, HasSubstr("--set 'sweep.pe=[...]'"));
+  // Fixing the whole swept key is fine: it is no longer an axis.
+  EXPECT_EQ(parse(kSweptTables, {"pe=\"none\""}).runs().size(), 1u);
+  // So is a key beside the sweep.
+  EXPECT_EQ(parse(kSweptTables, {"train.lr=0.5"}).runs().size(), 2u);
+}
+
+TEST_F(ManifestHoleTest, ASetOfASweepKeyReplacesOrAddsItsValues) {
+  const std::string sweep = kBase + "\n[sweep]\n\"pe.init.std\" = [0.1, 0.3]\n";
+  const Manifest replaced = parse(sweep, {"sweep.pe.init.std=[0.5, 0.7, 0.9]"});
+  ASSERT_EQ(replaced.runs().size(), 3u);
+  EXPECT_EQ(replaced.runs()[2].point, "pe.init.std=0.9");
+  EXPECT_DOUBLE_EQ(replaced.runs()[2].pe.params.plugin("init").params.real("std"), 0.9);
+  const Manifest quoted = parse(sweep, {"sweep.\"pe.init.std\"=[0.5]"});
+  EXPECT_EQ(quoted.runs().size(), 1u);
+  const Manifest added = parse(sweep, {"sweep.train.lr=[0.1, 0.01]"});
+  EXPECT_EQ(added.runs().size(), 4u);
+  EXPECT_EQ(added.runs()[1].point, "pe.init.std=0.1,train.lr=0.01");
+  EXPECT_EQ(parse(kBase, {"sweep.train.lr=[0.1, 0.01]"}).runs().size(), 2u);
+  EXPECT_THAT(error_of(sweep, {"sweep.pe.init.std=0.5"}),
+              StartsWith("--set sweep.pe.init.std=0.5: a sweep key needs a non-empty array"));
+  EXPECT_THAT(error_of(kSweptTables, {"sweep.pe.init.std=[0.2]"}),
+              StartsWith("--set sweep.pe.init.std=[0.2]: sweep key 'pe.init.std' is inside sweep "
+                         "key 'pe' (unit.toml:23:1)"));
+  EXPECT_THAT(error_of(sweep, {"sweep.oops.x=[1]"}),
+              HasSubstr("sweep key 'oops.x' must be a dotted path into the manifest"));
+}
+
+}  // namespace
+}  // namespace pelab
