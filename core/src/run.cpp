@@ -152,38 +152,143 @@ BuiltRun build_run(const RunConfig& config, Registry& registry, WithTrainer with
 
 namespace {
 
-// Starts the run afresh in its folder: the initial snapshot and evaluation. Returns epoch 0.
-std::int64_t start_fresh(const RunFolder& folder, const RunConfig& config, BuiltRun& run,
-                         std::vector<MetricRow>& rows, std::vector<PESnapshot>& snapshots) {
-  folder.clear_outputs();
-  folder.write_config(config);
-  snapshots.push_back(run.model->snapshot(0));
-  folder.write_snapshot(snapshots.back());
-  rows = run.trainer->evaluate(0);
-  folder.write_metrics(rows);
-  return 0;
-}
-
-// Restores the run from its checkpoint. Returns the checkpoint's epoch.
-std::int64_t resume(const RunFolder& folder, const RunConfig& config, BuiltRun& run,
-                    std::vector<MetricRow>& rows, std::vector<PESnapshot>& snapshots,
-                    spdlog::logger& logger) {
-  const auto checkpoint = folder.load_checkpoint(*run.model, &run.trainer->optimizer());
-  if (!checkpoint.warning.empty()) logger.warn("{}", checkpoint.warning);
-  rows = folder.read_metrics(checkpoint.epoch);
-  snapshots = folder.read_snapshots(checkpoint.epoch);
-  run.trainer->resume_after_epoch(checkpoint.epoch);
-  folder.write_config(config);  // may extend the epochs
-  logger.info("resumed from the checkpoint of epoch {} ({})", checkpoint.epoch, checkpoint.file);
-  return checkpoint.epoch;
-}
-
 std::string evaluation_line(const std::vector<MetricRow>& evaluation) {
   std::string text;
   for (const auto& row : evaluation) {
     if (row.group == "all") text += fmt::format("{}={:.4f} ", metric_key(row), row.value);
   }
   return text;
+}
+
+RunSummary summary_of(const RunConfig& config, const std::string& status) {
+  RunSummary summary;
+  summary.status = status;
+  summary.experiment = config.experiment;
+  summary.point = config.point;
+  summary.seed = config.seed;
+  return summary;
+}
+
+// One claimed run being trained in its folder: what it has produced so far (metrics, PE
+// snapshots) and how long training took.
+class RunTraining {
+ public:
+  RunTraining(const RunConfig& config, BuiltRun& run, const RunFolder& folder, RunClaim& claim,
+              spdlog::logger& logger)
+      : config_(config),
+        train_(TrainConfig::from_params(config.train)),
+        run_(run),
+        folder_(folder),
+        claim_(claim),
+        logger_(logger) {}
+
+  // Starts the run afresh in its folder: the initial snapshot and evaluation.
+  void start_fresh() {
+    folder_.clear_outputs();
+    folder_.write_config(config_);
+    snapshots_.push_back(run_.model->snapshot(0));
+    folder_.write_snapshot(snapshots_.back());
+    rows_ = run_.trainer->evaluate(0);
+    folder_.write_metrics(rows_);
+  }
+
+  // Restores the run from its last readable checkpoint.
+  void resume() {
+    const auto checkpoint = folder_.load_checkpoint(*run_.model, &run_.trainer->optimizer());
+    if (!checkpoint.warning.empty()) logger_.warn("{}", checkpoint.warning);
+    rows_ = folder_.read_metrics(checkpoint.epoch);
+    snapshots_ = folder_.read_snapshots(checkpoint.epoch);
+    run_.trainer->resume_after_epoch(checkpoint.epoch);
+    folder_.write_config(config_);  // may extend the epochs
+    logger_.info("resumed from the checkpoint of epoch {} ({})", checkpoint.epoch, checkpoint.file);
+    last_epoch_ = checkpoint.epoch;
+  }
+
+  // Trains the remaining epochs, evaluating, snapshotting and checkpointing as configured. A
+  // pelab::Error is recorded in summary.json and rethrown naming the run and the epoch.
+  void train(bool progress) {
+    const std::int64_t first = last_epoch_ + 1;
+    try {
+      for (std::int64_t epoch = first; epoch <= train_.epochs; ++epoch) {
+        const double loss = train_epoch(epoch);
+        const bool evaluated = epoch % train_.eval_every == 0 || epoch == train_.epochs;
+        if (evaluated) evaluate(epoch);
+        last_epoch_ = epoch;
+        const double eta = seconds_ / static_cast<double>(epoch - first + 1) *
+                           static_cast<double>(train_.epochs - epoch);
+        claim_.progress(epoch, train_.epochs, eta);
+        if (progress) print_progress(epoch, loss, eta, evaluated);
+      }
+    } catch (const Error& e) {
+      RunSummary failed = summary_of(config_, "failed");
+      failed.epoch = last_epoch_ + 1;
+      failed.error = e.what();
+      folder_.write_summary(failed);
+      logger_.error("{}", e.what());
+      throw Error(fmt::format("run {} failed in epoch {}: {} (its files are kept in {})",
+                              config_.relative_dir(), failed.epoch, e.what(), folder_.dir()));
+    }
+    folder_.write_metrics(rows_);
+  }
+
+  const std::vector<MetricRow>& rows() const { return rows_; }
+  const std::vector<PESnapshot>& snapshots() const { return snapshots_; }
+  double steps_per_second() const {
+    return seconds_ > 0 ? static_cast<double>(steps_) / seconds_ : 0.0;
+  }
+
+ private:
+  double train_epoch(std::int64_t epoch) {
+    const auto started = Clock::now();
+    const double loss = run_.trainer->train_epoch();
+    seconds_ += std::chrono::duration<double>(Clock::now() - started).count();
+    steps_ += run_.trainer->steps_per_epoch();
+    rows_.push_back({epoch, "train_epoch", "all", "loss", loss});
+    rows_.push_back({epoch, "train_epoch", "all", "lr", run_.trainer->current_learning_rate()});
+    return loss;
+  }
+
+  void evaluate(std::int64_t epoch) {
+    const auto evaluation = run_.trainer->evaluate(epoch);
+    rows_.insert(rows_.end(), evaluation.begin(), evaluation.end());
+    snapshots_.push_back(run_.model->snapshot(epoch));
+    folder_.write_snapshot(snapshots_.back());
+    folder_.write_metrics(rows_);
+    const std::int64_t every = train_.checkpoint_every > 0 ? train_.checkpoint_every : 1;
+    if ((epoch / train_.eval_every) % every == 0 || epoch == train_.epochs)
+      folder_.save_checkpoint(*run_.model, run_.trainer->optimizer(), epoch);
+    logger_.info("epoch {}: {}", epoch, evaluation_line(evaluation));
+  }
+
+  // On a terminal, one line rewritten every epoch; in a log, a line per evaluation.
+  void print_progress(std::int64_t epoch, double loss, double eta, bool evaluated) const {
+    const std::string line =
+        fmt::format("  seed {} epoch {}/{}  loss {:.4f}  {:.1f} steps/s  ETA {}", config_.seed,
+                    epoch, train_.epochs, loss, steps_per_second(), format_duration(eta));
+    if (::isatty(::fileno(stderr))) {
+      std::fprintf(stderr, "\r%-78s", line.c_str());
+      if (epoch == train_.epochs) std::fprintf(stderr, "\n");
+    } else if (evaluated) {
+      std::fprintf(stderr, "%s\n", line.c_str());
+    }
+  }
+
+  const RunConfig& config_;
+  const TrainConfig train_;
+  BuiltRun& run_;
+  const RunFolder& folder_;
+  RunClaim& claim_;
+  spdlog::logger& logger_;
+  std::vector<MetricRow> rows_;
+  std::vector<PESnapshot> snapshots_;
+  std::int64_t last_epoch_ = 0;
+  double seconds_ = 0.0;
+  std::int64_t steps_ = 0;
+};
+
+std::int64_t thread_count(const RunConfig& config) {
+  const std::int64_t configured = config.train.integer("threads");
+  return configured > 0 ? configured : std::max(1u, std::thread::hardware_concurrency());
 }
 
 }  // namespace
@@ -211,116 +316,48 @@ RunOutcome execute_run(const RunConfig& config, Registry& registry, const std::s
   }
   if (finished()) return outcome;  // by the process that held it a moment ago
   const auto started = Clock::now();
+  PELAB_CHECK(config.train.string("device") == "cpu",
+              "device = \"{}\" needs a LibTorch built with CUDA; this build runs on the CPU",
+              config.train.string("device"));
 
   auto logger = std::make_shared<spdlog::logger>(
       "run", std::make_shared<spdlog::sinks::basic_file_sink_mt>(folder.path("run.log")));
   logger->flush_on(spdlog::level::info);
-  const std::int64_t threads = config.train.integer("threads") > 0
-                                   ? config.train.integer("threads")
-                                   : std::max(1u, std::thread::hardware_concurrency());
+  const std::int64_t threads = thread_count(config);
   torch::set_num_threads(static_cast<int>(threads));
-  PELAB_CHECK(config.train.string("device") == "cpu",
-              "device = \"{}\" needs a LibTorch built with CUDA; this build runs on the CPU",
-              config.train.string("device"));
   BuiltRun run = build_run(config, registry);
-  Trainer& trainer = *run.trainer;
-  const TrainConfig train_config = TrainConfig::from_params(config.train);
   logger->info("run {} seed {} on {}: {} parameters, {} threads", config.relative_dir(),
                config.seed, claim->owner_description(), run.model->parameter_count(), threads);
-  if (train_config.bf16_autocast && !cpu_has_native_bf16()) {
+  if (config.train.string("precision") == "bf16" && !cpu_has_native_bf16()) {
     logger->warn(
         "precision = \"bf16\" on a CPU without AVX512-BF16: bf16 is emulated here and "
         "slower than fp32; use precision = \"fp32\"");
   }
 
-  std::vector<MetricRow> rows;
-  std::vector<PESnapshot> snapshots;
-  const bool resuming = folder.has_checkpoint() && !options.force;
-  if (resuming) check_same_config(folder, resolved, /*resuming=*/true, registry);
-  const std::int64_t first_epoch =
-      1 + (resuming ? resume(folder, config, run, rows, snapshots, *logger)
-                    : start_fresh(folder, config, run, rows, snapshots));
-
-  const std::int64_t epochs = train_config.epochs;
-  const std::int64_t steps_per_epoch = trainer.steps_per_epoch();
-  const bool interactive = options.progress && ::isatty(::fileno(stderr));
-  double training_seconds = 0.0;
-  std::int64_t trained_steps = 0;
-  std::int64_t current_epoch = first_epoch;
-  try {
-    for (std::int64_t epoch = first_epoch; epoch <= epochs; ++epoch) {
-      current_epoch = epoch;
-      const auto epoch_started = Clock::now();
-      const double loss = trainer.train_epoch();
-      training_seconds += std::chrono::duration<double>(Clock::now() - epoch_started).count();
-      trained_steps += steps_per_epoch;
-      rows.push_back({epoch, "train_epoch", "all", "loss", loss});
-      rows.push_back({epoch, "train_epoch", "all", "lr", trainer.current_learning_rate()});
-
-      const bool evaluate = epoch % train_config.eval_every == 0 || epoch == epochs;
-      if (evaluate) {
-        auto evaluation = trainer.evaluate(epoch);
-        rows.insert(rows.end(), evaluation.begin(), evaluation.end());
-        snapshots.push_back(run.model->snapshot(epoch));
-        folder.write_snapshot(snapshots.back());
-        folder.write_metrics(rows);
-        const std::int64_t every =
-            train_config.checkpoint_every > 0 ? train_config.checkpoint_every : 1;
-        if ((epoch / train_config.eval_every) % every == 0 || epoch == epochs) {
-          folder.save_checkpoint(*run.model, trainer.optimizer(), epoch);
-        }
-        logger->info("epoch {}: {}", epoch, evaluation_line(evaluation));
-      }
-      const double per_epoch = training_seconds / static_cast<double>(epoch - first_epoch + 1);
-      const double eta = per_epoch * static_cast<double>(epochs - epoch);
-      claim->progress(epoch, epochs, eta);
-      if (options.progress) {
-        const double steps_per_second = static_cast<double>(trained_steps) / training_seconds;
-        const std::string line =
-            fmt::format("  seed {} epoch {}/{}  loss {:.4f}  {:.1f} steps/s  ETA {}", config.seed,
-                        epoch, epochs, loss, steps_per_second, format_duration(eta));
-        if (interactive) {
-          std::fprintf(stderr, "\r%-78s", line.c_str());
-          if (epoch == epochs) std::fprintf(stderr, "\n");
-        } else if (evaluate) {
-          std::fprintf(stderr, "%s\n", line.c_str());
-        }
-      }
-    }
-  } catch (const Error& e) {
-    RunSummary failed;
-    failed.status = "failed";
-    failed.experiment = config.experiment;
-    failed.point = config.point;
-    failed.seed = config.seed;
-    failed.epoch = current_epoch;
-    failed.error = e.what();
-    folder.write_summary(failed);
-    logger->error("{}", e.what());
-    throw Error(fmt::format("run {} failed in epoch {}: {} (its files are kept in {})",
-                            config.relative_dir(), current_epoch, e.what(), outcome.dir));
+  RunTraining training(config, run, folder, *claim, *logger);
+  if (folder.has_checkpoint() && !options.force) {
+    check_same_config(folder, resolved, /*resuming=*/true, registry);
+    training.resume();
+  } else {
+    training.start_fresh();
   }
-  folder.write_metrics(rows);
+  training.train(options.progress);
 
-  RunSummary summary;
-  const ProbeContext context{run.layout, snapshots, run.model.get(), run.task.get(), &registry};
+  RunSummary summary = summary_of(config, "finished");
+  const ProbeContext context{run.layout, training.snapshots(), run.model.get(), run.task.get(),
+                             &registry};
   for (const auto& probe : run_probes(config.probes, context, registry, outcome.dir)) {
     summary.probes[probe.name] = probe.scalars;
     if (!probe.error.empty()) logger->warn("probe {} failed: {}", probe.name, probe.error);
   }
   outcome.seconds = std::chrono::duration<double>(Clock::now() - started).count();
-  outcome.final_metrics = final_metrics(rows);
-  summary.status = "finished";
-  summary.experiment = config.experiment;
-  summary.point = config.point;
-  summary.seed = config.seed;
-  summary.epoch = epochs;
+  outcome.final_metrics = final_metrics(training.rows());
+  summary.epoch = config.train.integer("epochs");
   summary.objective = run.task->objective().name();
   summary.parameters = run.model->parameter_count();
   summary.threads = threads;
   summary.wall_seconds = outcome.seconds;
-  summary.steps_per_second =
-      training_seconds > 0 ? static_cast<double>(trained_steps) / training_seconds : 0.0;
+  summary.steps_per_second = training.steps_per_second();
   summary.torch_version = TORCH_VERSION;
   summary.final_metrics = outcome.final_metrics;
   folder.write_summary(summary);
