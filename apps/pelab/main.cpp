@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include <c10/util/Exception.h>
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
@@ -120,6 +121,12 @@ int main(int argc, char** argv) {
   } catch (const pelab::Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;
+  } catch (const c10::Error& e) {
+    // Most often a value LibTorch cannot take; the backtrace is for pelab's developers.
+    std::fprintf(stderr,
+                 "error: LibTorch: %s\nIf the input was valid, please report this as a bug.\n",
+                 e.what_without_backtrace());
+    return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "internal error: %s\nPlease report this as a bug.\n", e.what());
     return 2;

@@ -160,6 +160,16 @@ std::string evaluation_line(const std::vector<MetricRow>& evaluation) {
   return text;
 }
 
+// "learned { init = normal { std = 0.2, mean = 0 } }": a plugin and its parameters, for errors.
+std::string describe_spec(const PluginSpec& spec) {
+  std::string text = spec.name;
+  std::vector<std::string> parts;
+  for (const auto& [name, value] : spec.params.values())
+    parts.push_back(fmt::format("{} = {}", name, format_value(value)));
+  if (!parts.empty()) text += fmt::format(" {{ {} }}", fmt::join(parts, ", "));
+  return text;
+}
+
 RunSummary summary_of(const RunConfig& config, const std::string& status) {
   RunSummary summary;
   summary.status = status;
@@ -220,15 +230,28 @@ class RunTraining {
         if (progress) print_progress(epoch, loss, eta, evaluated);
       }
     } catch (const Error& e) {
-      RunSummary failed = summary_of(config_, "failed");
-      failed.epoch = last_epoch_ + 1;
-      failed.error = e.what();
-      folder_.write_summary(failed);
-      logger_.error("{}", e.what());
-      throw Error(fmt::format("run {} failed in epoch {}: {} (its files are kept in {})",
-                              config_.relative_dir(), failed.epoch, e.what(), folder_.dir()));
+      fail(e.what());
+    } catch (const c10::Error& e) {
+      // LibTorch refusing a value (a shape a plugin got wrong, ...) is this run's failure, not
+      // pelab's: recorded like any other, without the C++ backtrace.
+      fail(fmt::format("LibTorch stopped the training: {} (the run's PE: {})",
+                       e.what_without_backtrace(), describe_spec(config_.pe)));
+    } catch (const std::exception& e) {
+      // LibTorch also throws plain standard exceptions (a learning rate that overflows a float).
+      fail(fmt::format("LibTorch stopped the training: {} (the run's PE: {})", e.what(),
+                       describe_spec(config_.pe)));
     }
     folder_.write_metrics(rows_);
+  }
+
+  [[noreturn]] void fail(const std::string& error) {
+    RunSummary failed = summary_of(config_, "failed");
+    failed.epoch = last_epoch_ + 1;
+    failed.error = error;
+    folder_.write_summary(failed);
+    logger_.error("{}", error);
+    throw Error(fmt::format("run {} failed in epoch {}: {} (its files are kept in {})",
+                            config_.relative_dir(), failed.epoch, error, folder_.dir()));
   }
 
   const std::vector<MetricRow>& rows() const { return rows_; }

@@ -139,8 +139,8 @@ class SlurmLauncher : public Launcher {
         "# (shard I/{total}). Runs checkpoint: a task killed at its time limit resumes when it is\n"
         "# submitted again. Re-submit some runs with\n"
         "#   sbatch --array=LIST {script}\n"
-        "# or let pelab pick the failed and interrupted ones: pelab slurm {manifest} "
-        "--resubmit-failed\n"
+        "# or let pelab pick the failed and interrupted ones (with the same resource options):\n"
+        "#   pelab slurm {manifest} --out {output} --resubmit-failed\n"
         "#SBATCH --job-name=pelab-{name}\n"
         "#SBATCH --output={logs}/%A_%a.out\n"
         "#SBATCH --chdir={cwd}\n"
@@ -149,8 +149,8 @@ class SlurmLauncher : public Launcher {
         "set -euo pipefail\n"
         "exec {command} --shard \"${{SLURM_ARRAY_TASK_ID}}/{total}\"\n",
         fmt::arg("date", now_text()), fmt::arg("manifest", plan.manifest_path),
-        fmt::arg("name", manifest.name()), fmt::arg("total", total),
-        fmt::arg("script", (slurm_dir / "sweep.sbatch").string()),
+        fmt::arg("output", output.string()), fmt::arg("name", manifest.name()),
+        fmt::arg("total", total), fmt::arg("script", (slurm_dir / "sweep.sbatch").string()),
         fmt::arg("logs", (slurm_dir / "logs").string()),
         fmt::arg("cwd", fs::current_path().string()), fmt::arg("cpus", options_.cpus_per_task),
         fmt::arg("resources", resource_lines()), fmt::arg("command", shell_line(run_command_line)));
