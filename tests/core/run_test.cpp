@@ -233,5 +233,22 @@ TEST_F(RunTest, CudaDeviceIsRefusedOnThisBuild) {
   }
 }
 
+TEST_F(RunTest, ALibTorchErrorFailsTheRunWithoutABacktrace) {
+  ScratchDir root;
+  try {
+    run(root.path(), {"train.lr=1e38"});  // finite, but no float: AdamW's step refuses it
+    FAIL() << "the run finished";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("failed in epoch 1: LibTorch stopped the training: value "
+                                    "cannot be converted to type float without overflow"));
+    EXPECT_THAT(e.what(), HasSubstr("the run's PE: learned { init = { plugin = \"normal\""));
+    EXPECT_THAT(e.what(), ::testing::Not(HasSubstr("Exception raised from")));
+  }
+  const json summary = json::parse(slurp(root / "tiny/default/seed-3/summary.json"));
+  EXPECT_EQ(summary["status"], "failed");
+  EXPECT_EQ(summary["epoch"], 1);
+  EXPECT_THAT(summary["error"].get<std::string>(), StartsWith("LibTorch stopped the training"));
+}
+
 }  // namespace
 }  // namespace pelab
