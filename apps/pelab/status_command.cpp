@@ -1,28 +1,16 @@
 #include "status_command.h"
 
-#include <chrono>
 #include <cstdio>
 #include <map>
 
 #include <fmt/format.h>
 
 #include "launch/sweep_status.h"
+#include "pelab/run_io.h"
 
 namespace pelab::cli {
 
 namespace {
-
-std::string duration_text(double seconds) {
-  if (seconds < 0) return "-";
-  const auto total = static_cast<long long>(seconds + 0.5);
-  if (total >= 3600) return fmt::format("{}h{:02}m", total / 3600, (total % 3600) / 60);
-  if (total >= 60) return fmt::format("{}m{:02}s", total / 60, total % 60);
-  return fmt::format("{}s", total);
-}
-
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 std::string epoch_text(const RunStatus& status) {
   if (status.epoch < 0) return "-";
@@ -35,7 +23,7 @@ std::string note_text(const RunStatus& status) {
     case RunState::kRunning: {
       const ClaimOwner& owner = *status.owner;
       return fmt::format("{}, heartbeat {} ago", owner.describe(),
-                         duration_text(unix_now() - owner.heartbeat));
+                         format_duration(owner.heartbeat_age()));
     }
     case RunState::kFailed: {
       std::string error = status.error;
@@ -71,7 +59,7 @@ int StatusCommand::execute() const {
   for (const auto& status : statuses) {
     ++counts[status.state];
     const std::string eta =
-        status.state == RunState::kRunning ? duration_text(status.owner->eta_seconds) : "-";
+        status.state == RunState::kRunning ? format_duration(status.owner->eta_seconds) : "-";
     std::printf("%-*s  %-11s  %-9s  %-7s  %s\n", static_cast<int>(width), status.dir.c_str(),
                 to_string(status.state), epoch_text(status).c_str(), eta.c_str(),
                 note_text(status).c_str());

@@ -30,13 +30,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-std::string format_duration(double seconds) {
-  const auto total = static_cast<long long>(seconds + 0.5);
-  if (total >= 3600) return fmt::format("{}h{:02}m", total / 3600, (total % 3600) / 60);
-  if (total >= 60) return fmt::format("{}m{:02}s", total / 60, total % 60);
-  return fmt::format("{}s", total);
-}
-
 std::string metric_key(const MetricRow& row) {
   return fmt::format("{}/{}/{}", row.split, row.group, row.metric);
 }

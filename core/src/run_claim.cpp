@@ -55,6 +55,10 @@ std::string ClaimOwner::describe() const {
   return text;
 }
 
+double ClaimOwner::heartbeat_age() const {
+  return unix_now() - heartbeat;
+}
+
 double RunClaim::heartbeat_seconds() {
   if (const char* text = std::getenv("PELAB_HEARTBEAT_SECONDS")) {
     char* end = nullptr;

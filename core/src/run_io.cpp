@@ -208,4 +208,12 @@ std::string format_number(double value) {
   return fmt::format("{}", value);
 }
 
+std::string format_duration(double seconds) {
+  if (seconds < 0) return "-";
+  const auto total = static_cast<long long>(seconds + 0.5);
+  if (total >= 3600) return fmt::format("{}h{:02}m", total / 3600, (total % 3600) / 60);
+  if (total >= 60) return fmt::format("{}m{:02}s", total / 60, total % 60);
+  return fmt::format("{}s", total);
+}
+
 }  // namespace pelab

@@ -25,6 +25,8 @@ struct PELAB_API ClaimOwner {
 
   /// "host:pid" (and the Slurm job).
   std::string describe() const;
+  /// Seconds since the last heartbeat.
+  double heartbeat_age() const;
 };
 
 /// A process's exclusive claim on a run folder, held while it trains the run: two processes (two

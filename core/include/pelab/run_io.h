@@ -34,4 +34,7 @@ PELAB_API std::vector<std::string> parse_csv_line(const std::string& line);
 /// "0.10000000000000001"), so that identical runs give byte-identical files.
 PELAB_API std::string format_number(double value);
 
+/// A duration for people: "42s", "3m07s", "2h05m"; "-" for a negative (unknown) one.
+PELAB_API std::string format_duration(double seconds);
+
 }  // namespace pelab
