@@ -105,7 +105,8 @@ std::string to_npy(const torch::Tensor& tensor) {
   out += static_cast<char>(header.size() & 0xff);
   out += static_cast<char>((header.size() >> 8) & 0xff);
   out += header;
-  out.append(static_cast<const char*>(data.data_ptr()), data.numel() * data.element_size());
+  if (data.numel() > 0)
+    out.append(static_cast<const char*>(data.data_ptr()), data.numel() * data.element_size());
   return out;
 }
 
@@ -157,7 +158,8 @@ torch::Tensor from_npy(const std::string& bytes, const std::string& what) {
   const std::size_t data_offset = offset + header_length;
   PELAB_CHECK(bytes.size() - data_offset == payload, "{}: .npy payload is {} bytes, expected {}",
               what, bytes.size() - data_offset, payload);
-  std::memcpy(tensor.data_ptr(), bytes.data() + data_offset, payload);
+  // An empty array has no storage: its data pointer is null, which memcpy may not be given.
+  if (payload > 0) std::memcpy(tensor.data_ptr(), bytes.data() + data_offset, payload);
   return tensor;
 }
 

@@ -56,8 +56,12 @@ std::vector<ProbeOutcome> run_probes(const std::vector<PluginSpec>& probes,
         write_npy(run_dir + "/" + file, array);
         outcome.arrays.push_back(file);
       }
+    } catch (const c10::Error& e) {
+      // A probe's failure must not lose the run it probes: record it and go on (LibTorch's
+      // backtrace is for its developers, not the run's record).
+      outcome.scalars.clear();
+      outcome.error = fmt::format("LibTorch: {}", e.what_without_backtrace());
     } catch (const std::exception& e) {
-      // A probe's failure must not lose the run it probes: record it and go on.
       outcome.scalars.clear();
       outcome.error = e.what();
     }
