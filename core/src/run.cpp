@@ -331,6 +331,7 @@ RunOutcome execute_run(const RunConfig& config, Registry& registry, const std::s
     return outcome;
   }
   if (finished()) return outcome;  // by the process that held it a moment ago
+  folder.remove_stale_temporaries();
   const auto started = Clock::now();
   PELAB_CHECK(config.train.string("device") == "cpu",
               "device = \"{}\" needs a LibTorch built with CUDA; this build runs on the CPU",

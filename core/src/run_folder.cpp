@@ -313,6 +313,22 @@ void RunFolder::write_summary(const RunSummary& summary) const {
   write_file_atomically(path(kSummary), document.dump(2) + "\n");
 }
 
+void RunFolder::remove_stale_temporaries() const {
+  static const std::regex temporary(".+\\.tmp\\.[0-9]+");
+  boost::system::error_code ignored;
+  for (const fs::path& folder :
+       {fs::path(dir_), fs::path(dir_) / "pe", fs::path(dir_) / "probes"}) {
+    if (!fs::is_directory(folder, ignored)) continue;
+    std::vector<fs::path> stale;
+    for (fs::directory_iterator it(folder, ignored), end; !ignored && it != end;
+         it.increment(ignored)) {
+      if (std::regex_match(it->path().filename().string(), temporary)) stale.push_back(it->path());
+    }
+    for (const auto& file : stale)
+      fs::remove(file, ignored);
+  }
+}
+
 void RunFolder::clear_outputs() const {
   boost::system::error_code ignored;
   for (const char* stale : {kMetrics, kSummary, kCheckpoint, kPreviousCheckpoint})

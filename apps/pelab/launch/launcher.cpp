@@ -1,10 +1,12 @@
 #include "launch/launcher.h"
 
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <map>
 #include <thread>
@@ -70,14 +72,22 @@ class SequentialLauncher : public Launcher {
   Registry& registry_;
 };
 
+std::string this_host() {
+  char name[256] = {};
+  return ::gethostname(name, sizeof(name) - 1) == 0 ? name : "unknown";
+}
+
 // A copy of the manifest as this process read it, for its workers: editing the manifest while a
 // sweep runs must not change the runs it has yet to start. It keeps the manifest's file name,
-// from which a manifest without [experiment] name takes its name. Removed when the sweep ends.
+// from which a manifest without [experiment] name takes its name. Removed when the sweep ends,
+// or, after a sweep killed with SIGKILL, by the next sweep on the same host.
 class ManifestSnapshot {
  public:
   ManifestSnapshot(const std::string& manifest, const std::string& experiment_dir)
-      : dir_((fs::path(experiment_dir) / fmt::format(".manifest-{}", ::getpid())).string()),
+      : dir_((fs::path(experiment_dir) / fmt::format("{}{}-{}", kPrefix, this_host(), ::getpid()))
+                 .string()),
         path_((fs::path(dir_) / fs::path(manifest).filename()).string()) {
+    remove_stale(experiment_dir);
     fs::create_directories(dir_);
     write_file_atomically(path_, read_file(manifest));
   }
@@ -91,6 +101,26 @@ class ManifestSnapshot {
   const std::string& path() const { return path_; }
 
  private:
+  static constexpr const char* kPrefix = ".manifest-";
+
+  // The snapshots of this host's sweeps whose process is gone.
+  static void remove_stale(const std::string& experiment_dir) {
+    const std::string mine = kPrefix + this_host() + "-";
+    boost::system::error_code ignored;
+    std::vector<fs::path> stale;
+    for (fs::directory_iterator it(experiment_dir, ignored), end; !ignored && it != end;
+         it.increment(ignored)) {
+      const std::string name = it->path().filename().string();
+      if (name.rfind(mine, 0) != 0) continue;
+      const std::string pid = name.substr(mine.size());
+      if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+      if (::kill(static_cast<pid_t>(std::stol(pid)), 0) != 0 && errno == ESRCH)
+        stale.push_back(it->path());
+    }
+    for (const auto& dir : stale)
+      fs::remove_all(dir, ignored);
+  }
+
   std::string dir_;
   std::string path_;
 };

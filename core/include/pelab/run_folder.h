@@ -115,6 +115,10 @@ class PELAB_API RunFolder {
   std::optional<RunSummary> read_summary() const;
   void write_summary(const RunSummary& summary) const;
 
+  /// Removes the temporary files (`*.tmp.<pid>`) that a process killed in the middle of an
+  /// atomic write left behind. Only the claim's holder may call it: nobody else writes here.
+  void remove_stale_temporaries() const;
+
   /// Removes every output of an earlier run (metrics, snapshots, checkpoints, probes, summary),
   /// keeping config.toml, the log and the claim: a fresh start in the same folder.
   void clear_outputs() const;
