@@ -32,12 +32,6 @@ double unix_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-std::string this_host() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof(name) - 1) != 0) return "unknown";
-  return name;
-}
-
 std::string slurm_job() {
   const char* array_job = std::getenv("SLURM_ARRAY_JOB_ID");
   const char* array_task = std::getenv("SLURM_ARRAY_TASK_ID");
@@ -57,6 +51,12 @@ std::string ClaimOwner::describe() const {
 
 double ClaimOwner::heartbeat_age() const {
   return unix_now() - heartbeat;
+}
+
+std::string RunClaim::this_host() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof(name) - 1) != 0) return "unknown";
+  return name;
 }
 
 double RunClaim::heartbeat_seconds() {

@@ -8,32 +8,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
-cat >"$work/twice.toml" <<'TOML'
-[experiment]
-seeds = [1, 2, 3]
-
-[task]
-plugin = "marker_position"
-tokens = 8
-train_samples = 1024
-test_samples = 32
-
-[model]
-layers = 1
-d_model = 8
-mlp_ratio = 1
-
-[pe]
-plugin = "learned"
-
-[sweep]
-"pe.init.std" = [0.2, 2.0]
-
-[train]
-epochs = 12
-batch_size = 32
-threads = 1
-TOML
+source "$(dirname "$0")/tiny_sweep.sh"
+tiny_sweep "[1, 2, 3]" 12 1024 "threads = 1" >"$work/twice.toml"
 
 "$pelab" run "$work/twice.toml" --out "$work/out" --no-report >"$work/a.txt" 2>&1 &
 a=$!

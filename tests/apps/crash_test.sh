@@ -10,35 +10,8 @@ work=$(mktemp -d)
 trap 'kill -KILL -- -"${group:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
-cat >"$work/crash.toml" <<'TOML'
-[experiment]
-seeds = [1, 2]
-
-[task]
-plugin = "marker_position"
-tokens = 8
-train_samples = 2048
-test_samples = 32
-
-[model]
-layers = 1
-d_model = 8
-mlp_ratio = 1
-
-[pe]
-plugin = "learned"
-
-[sweep]
-"pe.init.std" = [0.2, 2.0]
-
-[train]
-epochs = 40
-batch_size = 32
-threads = 1
-
-[[probe]]
-plugin = "pe_norm"
-TOML
+source "$(dirname "$0")/tiny_sweep.sh"
+tiny_sweep "[1, 2]" 40 2048 $'threads = 1\n\n[[probe]]\nplugin = "pe_norm"' >"$work/crash.toml"
 
 "$pelab" run "$work/crash.toml" --out "$work/straight" -j 2 --no-report >/dev/null
 

@@ -17,6 +17,7 @@
 #include "pelab/error.h"
 #include "pelab/manifest.h"
 #include "pelab/registry.h"
+#include "pelab/run_claim.h"
 #include "pelab/run_io.h"
 #include "sweep_interruption.h"
 
@@ -72,11 +73,6 @@ class SequentialLauncher : public Launcher {
   Registry& registry_;
 };
 
-std::string this_host() {
-  char name[256] = {};
-  return ::gethostname(name, sizeof(name) - 1) == 0 ? name : "unknown";
-}
-
 // A copy of the manifest as this process read it, for its workers: editing the manifest while a
 // sweep runs must not change the runs it has yet to start. It keeps the manifest's file name,
 // from which a manifest without [experiment] name takes its name. Removed when the sweep ends,
@@ -84,7 +80,8 @@ std::string this_host() {
 class ManifestSnapshot {
  public:
   ManifestSnapshot(const std::string& manifest, const std::string& experiment_dir)
-      : dir_((fs::path(experiment_dir) / fmt::format("{}{}-{}", kPrefix, this_host(), ::getpid()))
+      : dir_((fs::path(experiment_dir) /
+              fmt::format("{}{}-{}", kPrefix, RunClaim::this_host(), ::getpid()))
                  .string()),
         path_((fs::path(dir_) / fs::path(manifest).filename()).string()) {
     remove_stale(experiment_dir);
@@ -105,7 +102,7 @@ class ManifestSnapshot {
 
   // The snapshots of this host's sweeps whose process is gone.
   static void remove_stale(const std::string& experiment_dir) {
-    const std::string mine = kPrefix + this_host() + "-";
+    const std::string mine = kPrefix + RunClaim::this_host() + "-";
     boost::system::error_code ignored;
     std::vector<fs::path> stale;
     for (fs::directory_iterator it(experiment_dir, ignored), end; !ignored && it != end;

@@ -49,6 +49,8 @@ class PELAB_API RunClaim {
   /// Whether a recorded owner is alive: on this host its process exists; on another, its
   /// heartbeat is recent.
   static bool alive(const ClaimOwner& owner);
+  /// This machine's host name, as claims record it.
+  static std::string this_host();
   /// How often the heartbeat rewrites claim.json, in seconds ($PELAB_HEARTBEAT_SECONDS, default
   /// 30); a claim from another host is stale after four missed heartbeats.
   static double heartbeat_seconds();

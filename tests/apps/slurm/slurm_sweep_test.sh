@@ -26,37 +26,10 @@ wait_for_queue() {
   fail "the queue did not empty within $1 s"
 }
 
-manifest() {  # name epochs seeds
-  cat <<TOML
-[experiment]
-name = "$1"
-seeds = $3
-
-[task]
-plugin = "marker_position"
-tokens = 8
-train_samples = 2048
-test_samples = 32
-
-[model]
-layers = 1
-d_model = 8
-mlp_ratio = 1
-
-[pe]
-plugin = "learned"
-
-[sweep]
-"pe.init.std" = [0.2, 2.0]
-
-[train]
-epochs = $2
-batch_size = 32
-TOML
-}
+source "$here/../tiny_sweep.sh"  # the experiment is named for the file: sweep, long
 
 echo "--- a 4-run sweep as a job array"
-manifest sweep 4 "[1, 2]" >sweep.toml
+tiny_sweep "[1, 2]" 4 2048 >sweep.toml
 "$pelab" slurm sweep.toml --out out --max-parallel 2 --cpus-per-task 1 | tee submit.txt
 grep -q "submitted job array" submit.txt || fail "pelab slurm did not submit"
 [ -f out/sweep/slurm/sweep.sbatch ] && [ -f out/sweep/slurm/report.sbatch ] ||
@@ -72,7 +45,7 @@ done
 [ "$(ls out/sweep/slurm/logs/*.out | wc -l)" = 5 ] || fail "expected 4 task logs and a report log"
 
 echo "--- a task killed mid-run, then --resubmit-failed"
-sed -e 's/^"pe.init.std" = .*/"pe.init.std" = [0.2]/' < <(manifest long 150 "[1]") >long.toml
+tiny_sweep "[1]" 150 2048 | sed 's/^"pe.init.std" = .*/"pe.init.std" = [0.2]/' >long.toml
 "$pelab" slurm long.toml --out out >/dev/null
 metrics=out/long/pe.init.std=0.2/seed-1/metrics.csv
 for _ in $(seq 300); do
