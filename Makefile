@@ -49,15 +49,20 @@ test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)
 
 # The test suite again, built with AddressSanitizer (leak checks included) and
-# UndefinedBehaviorSanitizer (Clang's runtimes; docs/building.md). Any report fails the test
-# that raised it; nothing is suppressed.
+# UndefinedBehaviorSanitizer (Clang's runtimes), and each fuzz target run for FUZZ_SECONDS under
+# libFuzzer (docs/testing.md). Any report fails the test that raised it; nothing is suppressed.
+# -O1 and line tables only: what the sanitizers need for their reports, and a faster build.
 SANITIZE_BUILD ?= build-sanitize
+FUZZ_SECONDS ?= 30
 SANITIZE_OPTIONS := ASAN_OPTIONS=abort_on_error=1:strict_string_checks=1 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 test-sanitize: deps
 	if [ ! -f $(SANITIZE_BUILD)/CMakeCache.txt ]; then \
-	  cmake -S . -B $(SANITIZE_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPELAB_SANITIZE=ON \
-	        -DCMAKE_CXX_COMPILER=$(CXX_COMPILER) -DPELAB_BUILD_BENCHMARKS=OFF; fi
+	  cmake -S . -B $(SANITIZE_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	        -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" \
+	        -DPELAB_SANITIZE=ON -DPELAB_FUZZ=ON -DCMAKE_CXX_COMPILER=$(CXX_COMPILER) \
+	        -DPELAB_BUILD_BENCHMARKS=OFF; fi
+	cmake $(SANITIZE_BUILD) -DPELAB_FUZZ_SECONDS=$(FUZZ_SECONDS)
 	cmake --build $(SANITIZE_BUILD) -j$(JOBS)
 	$(SANITIZE_OPTIONS) ctest --test-dir $(SANITIZE_BUILD) --output-on-failure -j$(JOBS)
 

@@ -86,6 +86,9 @@ const ParamSchema& train_schema() {
 
 namespace {
 
+// The most runs one manifest may expand to (sweep points x seeds).
+constexpr std::size_t kMaxRuns = 100000;
+
 namespace fs = boost::filesystem;
 
 const std::vector<std::string> kSections = {"experiment", "task",  "model", "pe",
@@ -735,6 +738,21 @@ Manifest Manifest::from_string(const std::string& text, const std::string& sourc
     }
   }
 
+  // A sweep that large is a slip (a range written out by a script, an axis pasted twice), and
+  // expanding it would take the memory of the machine before any run starts.
+  std::size_t points = 1;
+  std::vector<std::string> sizes;
+  for (const auto& axis : axes) {
+    points = std::min(points * axis.values->size(), kMaxRuns + 1);
+    sizes.push_back(fmt::format("{} ({})", axis.values->size(), axis.key));
+  }
+  if (points > kMaxRuns) {
+    throw Error(
+        fmt::format("{}: the sweep has more than {} points ({}): split it into several "
+                    "manifests, or sweep fewer values",
+                    source_name, kMaxRuns, join(sizes, " x ")));
+  }
+
   // Cartesian product, the last axis varying fastest.
   std::vector<std::size_t> index(axes.size(), 0);
   std::set<std::string> seen_dirs;
@@ -772,6 +790,12 @@ Manifest Manifest::from_string(const std::string& text, const std::string& sourc
     if (seeds.empty()) {
       throw Error(
           fmt::format("{}: [experiment] seeds is empty: give at least one seed", source_name));
+    }
+    if (manifest.runs_.size() + seeds.size() > kMaxRuns) {
+      throw Error(
+          fmt::format("{}: the sweep has more than {} runs ({} seeds for each point): "
+                      "split it into several manifests, or sweep fewer values or seeds",
+                      source_name, kMaxRuns, seeds.size()));
     }
     for (std::int64_t seed : seeds) {
       RunConfig run = point;

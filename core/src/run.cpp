@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 #include <fmt/format.h>
 #include <spdlog/sinks/basic_file_sink.h>
@@ -241,10 +242,18 @@ class RunTraining {
     RunSummary failed = summary_of(config_, "failed");
     failed.epoch = last_epoch_ + 1;
     failed.error = error;
-    folder_.write_summary(failed);
     logger_.error("{}", error);
-    throw Error(fmt::format("run {} failed in epoch {}: {} (its files are kept in {})",
-                            config_.relative_dir(), failed.epoch, error, folder_.dir()));
+    // On a full disk summary.json cannot be written either: the first error is the one to report,
+    // and without a summary the run simply counts as interrupted, resumed by the next `pelab run`.
+    std::string unrecorded;
+    try {
+      folder_.write_summary(failed);
+    } catch (const Error& e) {
+      unrecorded = fmt::format("; the failure is not recorded either: {}", e.what());
+    }
+    throw Error(fmt::format("run {} failed in epoch {}: {} (its files are kept in {}{})",
+                            config_.relative_dir(), failed.epoch, error, folder_.dir(),
+                            unrecorded));
   }
 
   const std::vector<MetricRow>& rows() const { return rows_; }
@@ -340,6 +349,11 @@ RunOutcome execute_run(const RunConfig& config, Registry& registry, const std::s
   auto logger = std::make_shared<spdlog::logger>(
       "run", std::make_shared<spdlog::sinks::basic_file_sink_mt>(folder.path("run.log")));
   logger->flush_on(spdlog::level::info);
+  // A log that cannot be written (a full disk) must not stop the run, but should be said once,
+  // plainly, rather than as spdlog's "*** LOG ERROR ***" lines.
+  logger->set_error_handler([warned = false](const std::string& message) mutable {
+    if (!std::exchange(warned, true)) fmt::print(stderr, "warning: run.log: {}\n", message);
+  });
   const std::int64_t threads = thread_count(config);
   torch::set_num_threads(static_cast<int>(threads));
   BuiltRun run = build_run(config, registry);

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -29,12 +30,21 @@ void write_file_atomically(const std::string& path, const std::string& contents)
   {
     std::FILE* file = std::fopen(temporary.c_str(), "wb");
     PELAB_CHECK(file != nullptr, "cannot write '{}': {}", temporary, std::strerror(errno));
-    const bool written = std::fwrite(contents.data(), 1, contents.size(), file) == contents.size();
-    const bool flushed = std::fflush(file) == 0 && ::fsync(::fileno(file)) == 0;
-    const bool closed = std::fclose(file) == 0;
-    if (!(written && flushed && closed)) {
+    // The first failure's errno says why (ENOSPC, EDQUOT, EIO); later calls may overwrite it.
+    int cause = 0;
+    auto step = [&cause](bool ok) {
+      if (!ok && cause == 0) cause = errno != 0 ? errno : EIO;
+    };
+    errno = 0;
+    step(std::fwrite(contents.data(), 1, contents.size(), file) == contents.size());
+    step(std::fflush(file) == 0);
+    step(::fsync(::fileno(file)) == 0);
+    step(std::fclose(file) == 0);
+    if (cause != 0) {
       std::remove(temporary.c_str());
-      throw Error(fmt::format("cannot write '{}' (disk full?)", path));
+      const bool full = cause == ENOSPC || cause == EDQUOT;
+      throw Error(fmt::format("cannot write '{}': {}{}", path, std::strerror(cause),
+                              full ? " (free some space, then run the command again)" : ""));
     }
   }
   PELAB_CHECK(std::rename(temporary.c_str(), path.c_str()) == 0, "cannot rename '{}' to '{}': {}",
@@ -132,32 +142,60 @@ torch::Tensor from_npy(const std::string& bytes, const std::string& what) {
   PELAB_CHECK(bytes.size() >= offset + header_length, "{}: truncated .npy header", what);
   const std::string header = bytes.substr(offset, header_length);
 
-  auto field = [&](const std::string& key) {
-    const auto at = header.find("'" + key + "'");
+  // The header is a Python dict literal: {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3),
+  // }
+  auto value_of = [&](const std::string& key) {
+    const std::size_t at = header.find("'" + key + "'");
     PELAB_CHECK(at != std::string::npos, "{}: .npy header lacks '{}'", what, key);
-    return header.substr(header.find(':', at) + 1);
+    std::size_t colon = header.find_first_not_of(' ', at + key.size() + 2);
+    PELAB_CHECK(colon != std::string::npos && header[colon] == ':',
+                "{}: malformed .npy header at '{}'", what, key);
+    const std::size_t value = header.find_first_not_of(' ', colon + 1);
+    return value == std::string::npos ? std::string() : header.substr(value);
   };
-  std::string descr = field("descr");
-  descr = descr.substr(descr.find('\'') + 1);
-  descr = descr.substr(0, descr.find('\''));
+  const std::string descr_text = value_of("descr");
+  const std::size_t descr_end = descr_text.find('\'', 1);
+  PELAB_CHECK(!descr_text.empty() && descr_text[0] == '\'' && descr_end != std::string::npos,
+              "{}: malformed .npy header: 'descr' is not a quoted dtype", what);
+  const std::string descr = descr_text.substr(1, descr_end - 1);
   const NpyType* type = npy_type(descr);
   PELAB_CHECK(type != nullptr, "{}: unsupported .npy dtype '{}'", what, descr);
-  PELAB_CHECK(field("fortran_order").find("False") < field("fortran_order").find(','),
-              "{}: Fortran-ordered .npy arrays are not supported", what);
-  std::string shape_text = field("shape");
-  shape_text = shape_text.substr(shape_text.find('(') + 1);
-  shape_text = shape_text.substr(0, shape_text.find(')'));
-  std::vector<std::int64_t> shape;
-  std::stringstream parts(shape_text);
-  for (std::string part; std::getline(parts, part, ',');) {
-    if (part.find_first_not_of(' ') != std::string::npos) shape.push_back(std::stoll(part));
-  }
+  const std::string order = value_of("fortran_order");
+  PELAB_CHECK(order.rfind("False", 0) == 0 || order.rfind("True", 0) == 0,
+              "{}: malformed .npy header: 'fortran_order' is neither True nor False", what);
+  PELAB_CHECK(order.rfind("False", 0) == 0, "{}: Fortran-ordered .npy arrays are not supported",
+              what);
+  const std::string shape_text = value_of("shape");
+  const std::size_t shape_end = shape_text.find(')');
+  PELAB_CHECK(!shape_text.empty() && shape_text[0] == '(' && shape_end != std::string::npos,
+              "{}: malformed .npy header: 'shape' is not a tuple", what);
 
-  torch::Tensor tensor = torch::empty(shape, torch::TensorOptions().dtype(type->scalar));
-  const std::size_t payload = tensor.numel() * tensor.element_size();
+  // Every dimension is checked, and the payload's size with it, before anything is allocated.
   const std::size_t data_offset = offset + header_length;
-  PELAB_CHECK(bytes.size() - data_offset == payload, "{}: .npy payload is {} bytes, expected {}",
-              what, bytes.size() - data_offset, payload);
+  const std::size_t element_size = c10::elementSize(type->scalar);
+  std::vector<std::int64_t> shape;
+  std::size_t payload = element_size;
+  bool overflow = false;
+  bool empty = false;
+  std::stringstream parts(shape_text.substr(1, shape_end - 1));
+  for (std::string part; std::getline(parts, part, ',');) {
+    const std::size_t first = part.find_first_not_of(' ');
+    if (first == std::string::npos) continue;  // the trailing comma of (3,)
+    const std::string digits = part.substr(first, part.find_last_not_of(' ') - first + 1);
+    PELAB_CHECK(digits.size() <= 18 && digits.find_first_not_of("0123456789") == std::string::npos,
+                "{}: malformed .npy shape '{}': dimensions are non-negative integers", what,
+                shape_text.substr(0, shape_end + 1));
+    const auto dimension = static_cast<std::size_t>(std::stoll(digits));
+    shape.push_back(static_cast<std::int64_t>(dimension));
+    empty = empty || dimension == 0;
+    overflow = __builtin_mul_overflow(payload, dimension, &payload) || overflow;
+  }
+  if (empty) payload = 0, overflow = false;
+  PELAB_CHECK(!overflow && bytes.size() - data_offset == payload,
+              "{}: .npy payload is {} bytes, expected {} for the shape {} of '{}'", what,
+              bytes.size() - data_offset, overflow ? "more than 2^64" : std::to_string(payload),
+              shape_text.substr(0, shape_end + 1), descr);
+  torch::Tensor tensor = torch::empty(shape, torch::TensorOptions().dtype(type->scalar));
   // An empty array has no storage: its data pointer is null, which memcpy may not be given.
   if (payload > 0) std::memcpy(tensor.data_ptr(), bytes.data() + data_offset, payload);
   return tensor;

@@ -157,6 +157,26 @@ TEST(Npy, RejectsGarbageWithAClearError) {
   EXPECT_THAT(npy_error(npy_with_header("{'descr': '<f4', 'fortran_order': True, 'shape': (1,), }",
                                         "abcd")),
               HasSubstr("Fortran-ordered"));
+  // Found by fuzzing (tests/fuzz/regressions/npy): shapes that are not sizes, or far larger than
+  // the file, were a std::invalid_argument or an attempt to allocate terabytes.
+  EXPECT_THAT(
+      npy_error(npy_with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (x,), }", "")),
+      HasSubstr("malformed .npy shape '(x,)'"));
+  EXPECT_THAT(npy_error(npy_with_header(
+                  "{'descr': '<f4', 'fortran_order': False, 'shape': (-1, 2), }", "")),
+              HasSubstr("dimensions are non-negative integers"));
+  EXPECT_THAT(
+      npy_error(npy_with_header(
+          "{'descr': '<f4', 'fortran_order': False, 'shape': (4000000000, 4000000000), }", "abcd")),
+      HasSubstr("payload is 4 bytes, expected more than 2^64 for the shape (4000000000, "
+                "4000000000)"));
+  EXPECT_THAT(npy_error(npy_with_header(
+                  "{'descr': '<f4', 'fortran_order': False, 'shape': (1000000, 1000000), }", "")),
+              HasSubstr("payload is 0 bytes, expected 4000000000000 for the shape"));
+  EXPECT_EQ(from_npy(npy_with_header("{'descr':'<f4','fortran_order':False,'shape':( 1 ,)}",
+                                     std::string("\0\0\x80\x3f", 4)))
+                .item<float>(),
+            1.0f);
   EXPECT_THAT(npy_error(npy_with_header("{'descr': '<f4', 'fortran_order': False, }", "")),
               HasSubstr("lacks 'shape'"));
 }

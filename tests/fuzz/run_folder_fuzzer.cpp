@@ -1,0 +1,39 @@
+// Fuzzes the readers of a stored run folder (pelab/run_folder.h, pelab/run_claim.h): config.toml
+// (this pelab's and the legacy format), summary.json, metrics.csv and claim.json. These are files
+// that a killed process, a full disk or a hand edit may have left in any state; `pelab run`,
+// `pelab status`, `pelab probe` and `pelab report` read them. The input is written as each of the
+// four files at once, so every seed exercises one reader's deep paths and the others' error paths.
+
+#include "fuzz_target.h"
+#include "pelab/registry.h"
+#include "pelab/run_claim.h"
+#include "pelab/run_folder.h"
+
+namespace {
+
+pelab::Registry& registry() {
+  static pelab::Registry registry({pelab::Registry::builtin_plugin_folder()});
+  return registry;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  registry();
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string contents = pelab::fuzz::as_string(data, size);
+  for (const char* name : {"config.toml", "summary.json", "metrics.csv", "claim.json"}) {
+    pelab::fuzz::write_scratch_file(name, contents);
+  }
+  const pelab::RunFolder folder(pelab::fuzz::scratch_dir());
+  pelab::fuzz::expect_pelab_errors_only("RunFolder::read_config",
+                                        [&] { folder.read_config(registry()); });
+  pelab::fuzz::expect_pelab_errors_only("RunFolder::read_summary", [&] { folder.read_summary(); });
+  pelab::fuzz::expect_pelab_errors_only("RunFolder::read_metrics", [&] { folder.read_metrics(); });
+  pelab::fuzz::expect_pelab_errors_only("RunClaim::read",
+                                        [&] { pelab::RunClaim::read(folder.dir()); });
+  return 0;
+}
