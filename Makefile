@@ -51,7 +51,9 @@ test: build
 # The test suite again, built with AddressSanitizer (leak checks included) and
 # UndefinedBehaviorSanitizer (Clang's runtimes), and each fuzz target run for FUZZ_SECONDS under
 # libFuzzer (docs/testing.md). Any report fails the test that raised it; nothing is suppressed.
-# -O1 and line tables only: what the sanitizers need for their reports, and a faster build.
+# -O1 and line tables only: what the sanitizers need for their reports, and a faster build. The
+# tests labelled `long` (end-to-end runs that spend minutes inside LibTorch, which is not
+# instrumented, or in an out-of-tree build) run in `make test` only.
 SANITIZE_BUILD ?= build-sanitize
 FUZZ_SECONDS ?= 30
 SANITIZE_OPTIONS := ASAN_OPTIONS=abort_on_error=1:strict_string_checks=1 \
@@ -64,7 +66,7 @@ test-sanitize: deps
 	        -DPELAB_BUILD_BENCHMARKS=OFF; fi
 	cmake $(SANITIZE_BUILD) -DPELAB_FUZZ_SECONDS=$(FUZZ_SECONDS)
 	cmake --build $(SANITIZE_BUILD) -j$(JOBS)
-	$(SANITIZE_OPTIONS) ctest --test-dir $(SANITIZE_BUILD) --output-on-failure -j$(JOBS)
+	$(SANITIZE_OPTIONS) ctest --test-dir $(SANITIZE_BUILD) --output-on-failure -j$(JOBS) -LE long
 
 clean:
 	rm -rf $(BUILD) $(SANITIZE_BUILD)

@@ -200,7 +200,17 @@ class RunTraining {
   void resume() {
     const auto checkpoint = folder_.load_checkpoint(*run_.model, &run_.trainer->optimizer());
     if (!checkpoint.warning.empty()) logger_.warn("{}", checkpoint.warning);
-    rows_ = folder_.read_metrics(checkpoint.epoch);
+    try {
+      rows_ = folder_.read_metrics(checkpoint.epoch);
+    } catch (const Error& e) {
+      if (checkpoint.metrics_csv.empty()) throw;
+      // Damaged (a hand edit, a copy cut short): the checkpoint's own copy is as good up to its
+      // epoch, and the run rewrites metrics.csv at its next evaluation.
+      rows_ = RunFolder::parse_metrics(checkpoint.metrics_csv, checkpoint.file, checkpoint.epoch);
+      folder_.write_metrics(rows_);
+      logger_.warn("metrics.csv is unreadable ({}); restored its rows up to epoch {} from {}",
+                   e.what(), checkpoint.epoch, checkpoint.file);
+    }
     snapshots_ = folder_.read_snapshots(checkpoint.epoch);
     run_.trainer->resume_after_epoch(checkpoint.epoch);
     folder_.write_config(config_);  // may extend the epochs
@@ -281,7 +291,7 @@ class RunTraining {
     folder_.write_metrics(rows_);
     const std::int64_t every = train_.checkpoint_every > 0 ? train_.checkpoint_every : 1;
     if ((epoch / train_.eval_every) % every == 0 || epoch == train_.epochs)
-      folder_.save_checkpoint(*run_.model, run_.trainer->optimizer(), epoch);
+      folder_.save_checkpoint(*run_.model, run_.trainer->optimizer(), epoch, rows_);
     logger_.info("epoch {}: {}", epoch, evaluation_line(evaluation));
   }
 

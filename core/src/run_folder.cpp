@@ -57,13 +57,18 @@ std::map<std::string, double> scalars_of(const json& object) {
 // Reads a checkpoint into `model` (and `optimizer` and the default generator when given).
 // Throws c10::Error or std::exception when the file is truncated or corrupt.
 std::int64_t read_checkpoint(const std::string& file, TransformerEncoder& model,
-                             torch::optim::Optimizer* optimizer) {
+                             torch::optim::Optimizer* optimizer, std::string& metrics) {
   torch::serialize::InputArchive archive, model_archive;
   archive.load_from(file);
   archive.read("model", model_archive);
   model.load(model_archive);
   torch::Tensor epoch;
   archive.read("epoch", epoch);
+  torch::Tensor metrics_bytes;  // absent from checkpoints written before it was kept
+  if (archive.try_read("metrics_csv", metrics_bytes)) {
+    metrics.assign(static_cast<const char*>(metrics_bytes.data_ptr()),
+                   static_cast<std::size_t>(metrics_bytes.numel()));
+  }
   if (optimizer != nullptr) {
     torch::serialize::InputArchive optimizer_archive;
     archive.read("optimizer", optimizer_archive);
@@ -132,10 +137,15 @@ void RunFolder::write_metrics(const std::vector<MetricRow>& rows) const {
 }
 
 std::vector<MetricRow> RunFolder::read_metrics(std::int64_t last_epoch) const {
-  std::vector<MetricRow> rows;
   const std::string file = path(kMetrics);
-  if (!fs::exists(file)) return rows;
-  std::istringstream in(read_file(file));
+  if (!fs::exists(file)) return {};
+  return parse_metrics(read_file(file), file, last_epoch);
+}
+
+std::vector<MetricRow> RunFolder::parse_metrics(const std::string& text, const std::string& file,
+                                                std::int64_t last_epoch) {
+  std::vector<MetricRow> rows;
+  std::istringstream in(text);
   std::string line;
   std::getline(in, line);
   PELAB_CHECK(line == "epoch,split,group,metric,value",
@@ -204,7 +214,7 @@ bool RunFolder::has_checkpoint() const {
 }
 
 void RunFolder::save_checkpoint(TransformerEncoder& model, torch::optim::Optimizer& optimizer,
-                                std::int64_t epoch) const {
+                                std::int64_t epoch, const std::vector<MetricRow>& rows) const {
   torch::serialize::OutputArchive archive;
   torch::serialize::OutputArchive model_archive, optimizer_archive;
   model.save(model_archive);
@@ -213,6 +223,13 @@ void RunFolder::save_checkpoint(TransformerEncoder& model, torch::optim::Optimiz
   archive.write("optimizer", optimizer_archive);
   archive.write("epoch", torch::tensor(epoch));
   archive.write("rng_state", at::detail::getDefaultCPUGenerator().get_state());
+  // A copy of metrics.csv as of this epoch (a few kB): a resumed run can restore its metrics from
+  // it when metrics.csv itself has been damaged.
+  std::string metrics = metrics_csv(rows);
+  archive.write("metrics_csv", torch::from_blob(metrics.data(),
+                                                {static_cast<std::int64_t>(metrics.size())},
+                                                torch::kUInt8)
+                                   .clone());
   std::ostringstream bytes;
   archive.save_to(bytes);
   // The last checkpoint stays whole until the new one is: a rename is atomic, and a crash between
@@ -234,7 +251,7 @@ RunFolder::LoadedCheckpoint RunFolder::load_checkpoint(TransformerEncoder& model
     const std::string file = path(name);
     if (!fs::is_regular_file(file)) continue;
     try {
-      loaded.epoch = read_checkpoint(file, model, optimizer);
+      loaded.epoch = read_checkpoint(file, model, optimizer, loaded.metrics_csv);
       loaded.file = file;
       if (!problems.empty()) {
         loaded.warning = fmt::format("{}; resumed from {} (epoch {}) instead", problems.front(),

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -184,15 +185,50 @@ void store_voxels(const std::string& path, const Volume& volume, const WriteOpti
   }
 }
 
+// `value` with its bytes reversed when `swapped`.
+template <typename Integer>
+Integer in_native_order(Integer value, bool swapped) {
+  if (swapped) {
+    auto* bytes = reinterpret_cast<unsigned char*>(&value);
+    std::reverse(bytes, bytes + sizeof value);
+  }
+  return value;
+}
+
+// A dimension count of 1..7 and positive sizes. nifti_image_read trusts dim[0] and copies that
+// many entries into fixed arrays (libnifti2 3.0.1): a corrupt header smashed its stack (found by
+// fuzzing, tests/fuzz/regressions/brain_files).
+template <typename Size>
+bool dims_sound(const Size (&dim)[8], bool swapped) {
+  const Size count = in_native_order(dim[0], swapped);
+  if (count < 1 || count > 7) return false;
+  for (Size i = 1; i <= count; ++i) {
+    if (in_native_order(dim[i], swapped) < 1) return false;
+  }
+  return true;
+}
+
+// libnifti's own header checks and ours, before libnifti builds an image from the header.
+// nifti_read_header returns the header even when its check fails, in the file's byte order.
+bool header_is_sound(const void* header, int version) {
+  if (header == nullptr) return false;
+  if (version == 2) {
+    const auto* h = static_cast<const nifti_2_header*>(header);
+    return nifti_hdr2_looks_good(h) && dims_sound(h->dim, h->sizeof_hdr != 540);
+  }
+  const auto* h = static_cast<const nifti_1_header*>(header);  // NIfTI-1 and ANALYZE 7.5
+  return nifti_hdr1_looks_good(h) && dims_sound(h->dim, h->sizeof_hdr != 348);
+}
+
 // The header, checked against what the caller expects; `version` gets 1 or 2.
 NiftiPtr read_header(const std::string& path, Expect expect, int& version) {
   std::error_code error;
   PELAB_CHECK(fs::is_regular_file(path, error), "{}: no such file", path);
   PELAB_CHECK(has_nifti_extension(path), "{}: expected a NIfTI file named .nii or .nii.gz", path);
   quiet_libnifti();
-  void* raw_header = nifti_read_header(path.c_str(), &version, 1);
-  std::free(raw_header);
-  NiftiPtr nim(raw_header != nullptr ? nifti_image_read(path.c_str(), 0) : nullptr,
+  const std::unique_ptr<void, decltype(&std::free)> header(
+      nifti_read_header(path.c_str(), &version, 1), &std::free);
+  NiftiPtr nim(header_is_sound(header.get(), version) ? nifti_image_read(path.c_str(), 0) : nullptr,
                &nifti_image_free);
   PELAB_CHECK(nim != nullptr,
               "{}: not a NIfTI-1 or NIfTI-2 file (no valid header; is it truncated, or another "

@@ -127,8 +127,8 @@ class CheckpointTest : public ::testing::Test {
 TEST_F(CheckpointTest, ACorruptCheckpointFallsBackToThePreviousOne) {
   const RunFolder folder(dir_.path());
   BuiltRun run = build();
-  folder.save_checkpoint(*run.model, run.trainer->optimizer(), 1);
-  folder.save_checkpoint(*run.model, run.trainer->optimizer(), 2);
+  folder.save_checkpoint(*run.model, run.trainer->optimizer(), 1, {});
+  folder.save_checkpoint(*run.model, run.trainer->optimizer(), 2, {});
   EXPECT_TRUE(fs::exists(folder.path("checkpoint.previous.pt")));
   EXPECT_EQ(folder.load_checkpoint(*run.model, &run.trainer->optimizer()).epoch, 2);
 
@@ -172,6 +172,26 @@ TEST_F(CheckpointTest, ARunWhoseLastCheckpointIsCorruptResumesFromThePreviousOne
   EXPECT_EQ(read_file(folder.path("metrics.csv")),
             read_file(RunFolder(straight.dir).path("metrics.csv")));
   EXPECT_FALSE(fs::exists(folder.path("checkpoint.previous.pt")));
+}
+
+TEST_F(CheckpointTest, ARunWhoseMetricsAreDamagedRestoresThemFromItsCheckpoint) {
+  ScratchDir straight_root;
+  RunConfig two_epochs = config_;
+  two_epochs.train.set("epochs", std::int64_t{2});
+  const RunOutcome straight = execute_run(two_epochs, registry_, straight_root.path());
+
+  RunConfig one_epoch = config_;
+  one_epoch.train.set("epochs", std::int64_t{1});
+  const RunFolder folder(execute_run(one_epoch, registry_, dir_.path()).dir);
+  write_file_atomically(folder.path("metrics.csv"), "epoch,split,group,metric,value\n1,tr");
+  fs::remove(folder.path("summary.json"));
+
+  execute_run(two_epochs, registry_, dir_.path());
+  const std::string log = read_file(folder.path("run.log"));
+  EXPECT_THAT(log, HasSubstr("metrics.csv is unreadable"));
+  EXPECT_THAT(log, HasSubstr("restored its rows up to epoch 1 from"));
+  EXPECT_EQ(read_file(folder.path("metrics.csv")),
+            read_file(RunFolder(straight.dir).path("metrics.csv")));
 }
 
 }  // namespace

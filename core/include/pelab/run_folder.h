@@ -82,6 +82,10 @@ class PELAB_API RunFolder {
   /// Error naming file:line.
   std::vector<MetricRow> read_metrics(
       std::int64_t last_epoch = std::numeric_limits<std::int64_t>::max()) const;
+  /// The rows of a metrics.csv document `text`, named `file` in errors.
+  static std::vector<MetricRow> parse_metrics(
+      const std::string& text, const std::string& file,
+      std::int64_t last_epoch = std::numeric_limits<std::int64_t>::max());
 
   // --- pe/ snapshots ---
   static std::string snapshot_name(const std::string& what, std::int64_t epoch);
@@ -92,13 +96,15 @@ class PELAB_API RunFolder {
 
   // --- checkpoint.pt ---
   bool has_checkpoint() const;
-  /// Writes checkpoint.pt; the checkpoint it replaces becomes checkpoint.previous.pt.
+  /// Writes checkpoint.pt, with a copy of the metrics `rows` so far; the checkpoint it replaces
+  /// becomes checkpoint.previous.pt.
   void save_checkpoint(TransformerEncoder& model, torch::optim::Optimizer& optimizer,
-                       std::int64_t epoch) const;
+                       std::int64_t epoch, const std::vector<MetricRow>& rows) const;
   struct LoadedCheckpoint {
     std::int64_t epoch = -1;
-    std::string file;     // the file the weights came from
-    std::string warning;  // set when checkpoint.pt was unreadable and the previous one was used
+    std::string file;         // the file the weights came from
+    std::string warning;      // set when checkpoint.pt was unreadable and the previous one was used
+    std::string metrics_csv;  // its copy of metrics.csv; empty in checkpoints of older pelabs
   };
   /// Loads the model's weights (and the optimizer's state and the RNG state when `optimizer` is
   /// given) from checkpoint.pt, or from checkpoint.previous.pt when checkpoint.pt is missing or

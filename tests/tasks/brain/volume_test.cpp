@@ -227,6 +227,29 @@ TEST(BrainVolume, TruncatedFilesAreErrorsNamingTheFile) {
   EXPECT_NE(message.find("truncated"), std::string::npos) << message;
 }
 
+TEST(BrainVolume, ACorruptDimensionCountIsAnErrorNotAStackOverflow) {
+  // Found by fuzzing (tests/fuzz/regressions/brain_files): libnifti2 copies dim[0] entries into
+  // fixed arrays, so a header claiming 687865860 dimensions overflowed its stack.
+  ScratchDir dir;
+  Volume volume = small_4d(dir / "v1.nii");
+  write_volume(volume.path, volume);
+  const std::int16_t dims16 = 300;
+  patch(volume.path, 40, &dims16, 2);
+  std::string message = error_of([&] { read_volume(volume.path); });
+  EXPECT_NE(message.find(volume.path + ": not a NIfTI-1 or NIfTI-2 file"), std::string::npos)
+      << message;
+
+  volume.path = dir / "v2.nii";
+  WriteOptions version2;
+  version2.nifti_version = 2;
+  write_volume(volume.path, volume, version2);
+  const std::int64_t dims64 = 687865860;
+  patch(volume.path, 16, &dims64, 8);
+  message = error_of([&] { read_volume(volume.path); });
+  EXPECT_NE(message.find(volume.path + ": not a NIfTI-1 or NIfTI-2 file"), std::string::npos)
+      << message;
+}
+
 TEST(BrainVolume, OtherFilesAreErrorsNamingTheFile) {
   ScratchDir dir;
   const std::string text = dir / "notes.nii";
