@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
+#include <set>
 
 #include <fmt/format.h>
 #include <torch/version.h>
@@ -17,6 +18,7 @@
 #include "pelab/registry.h"
 #include "pelab/run.h"
 #include "pelab/run_io.h"
+#include "pelab/task.h"
 #include "report_command.h"
 
 namespace pelab::cli {
@@ -146,9 +148,25 @@ int describe(const Options& options) {
 int validate(const Options& options) {
   Registry registry = make_registry(options);
   const Manifest manifest = Manifest::from_file(options.manifest, registry, options.overrides);
-  std::printf("%s: valid. experiment '%s': %zu point(s) x seeds = %zu run(s)\n",
+  // What only a plugin can refuse (an initializer's parameter combination, a coordinate PE on a
+  // task that hides its coordinates, heads not dividing d_model) shows when it is built: build
+  // each point's task, model and PE once, as `pelab run` would, without training.
+  std::set<std::string> built;
+  std::map<std::string, std::shared_ptr<Task>> tasks;  // a task may take seconds to build
+  for (const RunConfig& run : manifest.runs()) {
+    if (options.no_build || !built.insert(run.point).second) continue;
+    try {
+      std::shared_ptr<Task>& task = tasks[describe_spec(run.task)];
+      if (!task) task = registry.create_task(run.task);
+      build_run(run, registry, WithTrainer::kNo, task);
+    } catch (const Error& e) {
+      throw Error(run.point.empty() ? e.what()
+                                    : fmt::format("sweep point {}: {}", run.point, e.what()));
+    }
+  }
+  std::printf("%s: valid. experiment '%s': %zu point(s) x seeds = %zu run(s)%s\n",
               options.manifest.c_str(), manifest.name().c_str(), manifest.points(),
-              manifest.runs().size());
+              manifest.runs().size(), options.no_build ? "" : ", each point built");
   for (const auto& key : manifest.sweep_keys())
     std::printf("  sweep: %s\n", key.c_str());
   return 0;

@@ -19,6 +19,7 @@ struct Options {
   int only = -1;      // run only this run of the expansion (how `--jobs` starts its workers)
   std::string shard;  // "K/N": only the K-th of N interleaved slices of the runs
   bool no_report = false;
+  bool no_build = false;               // validate: schemas only
   std::vector<std::string> arguments;  // the command line as given, to start workers with
 };
 

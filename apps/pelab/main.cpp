@@ -44,6 +44,9 @@ int main(int argc, char** argv) {
   validate
       ->add_option("--set", options.overrides, "Override a key: --set pe.init.std=0.5 (repeatable)")
       ->allow_extra_args(false);
+  validate->add_flag("--no-build", options.no_build,
+                     "Check against the schemas only, without building each point's task, model "
+                     "and PE (for a manifest whose data is not on this machine)");
 
   auto* run = app.add_subcommand("run", "Run every point and seed of a manifest");
   run->add_option("manifest", options.manifest, "The manifest (.toml)")->required();

@@ -249,4 +249,11 @@ std::string format_value(const ParamValue& value) {
   return std::visit(Visitor{}, value);
 }
 
+std::string describe_spec(const PluginSpec& spec) {
+  std::vector<std::string> parts;
+  for (const auto& [name, value] : spec.params.values())
+    parts.push_back(fmt::format("{} = {}", name, format_value(value)));
+  return parts.empty() ? spec.name : fmt::format("{} {{ {} }}", spec.name, fmt::join(parts, ", "));
+}
+
 }  // namespace pelab

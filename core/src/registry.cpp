@@ -5,6 +5,7 @@
 #include <cstring>
 #include <fstream>
 
+#include <c10/util/Exception.h>
 #include <fmt/format.h>
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/dll/shared_library.hpp>
@@ -376,6 +377,15 @@ auto instantiate(const PluginSpec& spec, const LoadedPlugin& plugin, Factory&& f
   } catch (const Error& e) {
     const std::string where = spec.location.known() ? spec.location.str() + ": " : "";
     throw Error(fmt::format("{}{} '{}': {}", where, describe(plugin.kind()), spec.name, e.what()));
+  } catch (const std::exception& e) {
+    // Not pelab::Error: a bug in the plugin or a value LibTorch refused. Either way the plugin and
+    // its parameters are what the user needs to know, not pelab's "report this as a bug".
+    const std::string where = spec.location.known() ? spec.location.str() + ": " : "";
+    const auto* torch_error = dynamic_cast<const c10::Error*>(&e);
+    throw Error(fmt::format("{}the {} plugin {} ({}) failed with {} {}", where,
+                            describe(plugin.kind()), describe_spec(spec), plugin.file,
+                            torch_error ? "a LibTorch error:" : "an exception:",
+                            torch_error ? torch_error->what_without_backtrace() : e.what()));
   }
   PELAB_CHECK(object != nullptr, "the {} plugin '{}' ({}) returned nothing from its factory",
               describe(plugin.kind()), plugin.name(), plugin.file);

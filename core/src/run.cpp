@@ -125,10 +125,11 @@ BuiltRun::BuiltRun(BuiltRun&&) noexcept = default;
 BuiltRun& BuiltRun::operator=(BuiltRun&&) noexcept = default;
 BuiltRun::~BuiltRun() = default;
 
-BuiltRun build_run(const RunConfig& config, Registry& registry, WithTrainer with_trainer) {
+BuiltRun build_run(const RunConfig& config, Registry& registry, WithTrainer with_trainer,
+                   std::shared_ptr<Task> task) {
   torch::manual_seed(static_cast<std::uint64_t>(config.seed));
   BuiltRun run;
-  run.task = registry.create_task(config.task);
+  run.task = task ? std::move(task) : registry.create_task(config.task);
   run.layout = run.task->layout();
   run.layout.validate();
   const Layout& layout = run.layout;
@@ -151,16 +152,6 @@ std::string evaluation_line(const std::vector<MetricRow>& evaluation) {
   for (const auto& row : evaluation) {
     if (row.group == "all") text += fmt::format("{}={:.4f} ", metric_key(row), row.value);
   }
-  return text;
-}
-
-// "learned { init = normal { std = 0.2, mean = 0 } }": a plugin and its parameters, for errors.
-std::string describe_spec(const PluginSpec& spec) {
-  std::string text = spec.name;
-  std::vector<std::string> parts;
-  for (const auto& [name, value] : spec.params.values())
-    parts.push_back(fmt::format("{} = {}", name, format_value(value)));
-  if (!parts.empty()) text += fmt::format(" {{ {} }}", fmt::join(parts, ", "));
   return text;
 }
 
@@ -366,7 +357,21 @@ RunOutcome execute_run(const RunConfig& config, Registry& registry, const std::s
   });
   const std::int64_t threads = thread_count(config);
   torch::set_num_threads(static_cast<int>(threads));
-  BuiltRun run = build_run(config, registry);
+  BuiltRun run;
+  try {
+    run = build_run(config, registry);
+  } catch (const Error& e) {
+    // A plugin that refuses its parameters or fails: the run's own files say so too.
+    logger->error("{}", e.what());
+    RunSummary failed = summary_of(config, "failed");
+    failed.error = e.what();
+    try {
+      folder.write_summary(failed);
+    } catch (const Error&) {
+      // The error that matters is the plugin's; a full disk will be reported by the next write.
+    }
+    throw;
+  }
   logger->info("run {} seed {} on {}: {} parameters, {} threads", config.relative_dir(),
                config.seed, claim->owner_description(), run.model->parameter_count(), threads);
   if (config.train.string("precision") == "bf16" && !cpu_has_native_bf16()) {

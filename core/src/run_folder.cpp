@@ -226,10 +226,10 @@ void RunFolder::save_checkpoint(TransformerEncoder& model, torch::optim::Optimiz
   // A copy of metrics.csv as of this epoch (a few kB): a resumed run can restore its metrics from
   // it when metrics.csv itself has been damaged.
   std::string metrics = metrics_csv(rows);
-  archive.write("metrics_csv", torch::from_blob(metrics.data(),
-                                                {static_cast<std::int64_t>(metrics.size())},
-                                                torch::kUInt8)
-                                   .clone());
+  archive.write(
+      "metrics_csv",
+      torch::from_blob(metrics.data(), {static_cast<std::int64_t>(metrics.size())}, torch::kUInt8)
+          .clone());
   std::ostringstream bytes;
   archive.save_to(bytes);
   // The last checkpoint stays whole until the new one is: a rename is atomic, and a crash between

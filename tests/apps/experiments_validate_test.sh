@@ -5,8 +5,15 @@ set -euo pipefail
 pelab=$1
 source_dir=$2
 count=0
+# Templates for the user's own data: their data paths point at files this machine lacks, so only
+# the schemas are checked; every other manifest is built point by point.
+templates=("$source_dir/tasks/brain/experiments/paper.toml")
 for manifest in "$source_dir"/tasks/*/experiments/*.toml; do
-  "$pelab" validate "$manifest"
+  if [[ " ${templates[*]} " == *" $manifest "* ]]; then
+    "$pelab" validate "$manifest" --no-build
+  else
+    "$pelab" validate "$manifest"
+  fi
   count=$((count + 1))
 done
 [ "$count" -gt 0 ] || { echo "no manifests found under $source_dir/tasks"; exit 1; }

@@ -164,6 +164,23 @@ TEST(PelabCli, ValidateWithOverrides) {
               StartsWith("error: --set model.layers=0: 'layers' in [model] is 0, out of range"));
 }
 
+TEST(PelabCli, ValidateBuildsEachPointAndReportsWhatAPluginRefuses) {
+  // Only the PE, built on the task's layout, knows that the simulated network hides its nodes'
+  // coordinates from the model: validate builds each point, as run does.
+  const std::string network =
+      std::string(PELAB_SOURCE_DIR) + "/tasks/network_simulation/experiments/quick.toml";
+  const Result result = pelab("validate " + quoted(network) + " --set pe=sinusoidal_nd", "2>&1");
+  EXPECT_EQ(result.exit_code, 1) << result.out;
+  EXPECT_THAT(result.out, StartsWith("error: sweep point task.dims=2: --set pe=sinusoidal_nd: "
+                                     "positional encoding 'sinusoidal_nd': the task's coordinates "
+                                     "are ground truth for probes, hidden from the model"));
+  EXPECT_THAT(result.out, Not(HasSubstr("internal error")));
+
+  const Result schemas_only =
+      pelab("validate " + quoted(network) + " --set pe=sinusoidal_nd --no-build");
+  EXPECT_EQ(schemas_only.exit_code, 0) << schemas_only.out;
+}
+
 TEST(PelabCli, ValidateAMissingFile) {
   const Result result = pelab("validate /nonexistent/m.toml", "2>&1 >/dev/null");
   EXPECT_EQ(result.exit_code, 1);

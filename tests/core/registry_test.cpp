@@ -388,6 +388,24 @@ TEST(Registry, AvailableListsNamesOfOneKindSortedAndUnique) {
   EXPECT_NE(std::find(inits.begin(), inits.end(), "normal"), inits.end());
 }
 
+TEST(Registry, AnExceptionFromAPluginNamesThePluginItsParametersAndItsFile) {
+  Registry registry({fixture_plugin_dir("throwing")});
+  PluginSpec spec;
+  spec.kind = PluginKind::kPositionalEncoding;
+  spec.name = "throwing";
+  spec.params.set("scale", 3.0);
+  spec.location = SourceLocation{"exp.toml", 12, 1};
+  try {
+    registry.create_positional_encoding(spec, Layout::sequence(4), ModelShape{8, 1, 1, 0});
+    FAIL() << "the plugin's exception was swallowed";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("exp.toml:12:1: the positional encoding plugin throwing "
+                                    "{ scale = 3.0 }"));
+    EXPECT_THAT(e.what(), HasSubstr("libpelab_pe_throwing.so) failed with an exception: scale "
+                                    "must be even"));
+  }
+}
+
 TEST(Registry, CreatesFromASpecOfTheRightKindOnly) {
   Registry registry({fixture_plugin_dir("order_a")});
   PluginSpec spec;

@@ -8,11 +8,16 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 cmake --install "$build_dir" --prefix "$work/prefix" >/dev/null
+# Exactly as docs/plugins.md shows it: no build type given, the SDK makes it Release.
 cmake -S "$source_dir/docs/examples/rademacher" -B "$work/build" \
-      -DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_BUILD_TYPE=Release >/dev/null
+      -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
+grep -q '^CMAKE_BUILD_TYPE:STRING=Release$' "$work/build/CMakeCache.txt" ||
+  { echo "the SDK did not default the plugin's build to Release"; exit 1; }
 cmake --build "$work/build" >/dev/null
+# Installed under a prefix of the author's, where PELAB_PLUGIN_PATH finds it.
+cmake --install "$work/build" --prefix "$work/plugins" >/dev/null
 
-export PELAB_PLUGIN_PATH="$work/build"
+export PELAB_PLUGIN_PATH="$work/plugins/lib/pelab/plugins"
 "$work/prefix/bin/pelab" plugins | tee "$work/plugins.txt"
 grep -Eq '^init +rademacher +0\.1\.0' "$work/plugins.txt"
 for kind in pe init task probe; do

@@ -136,4 +136,7 @@ struct PELAB_API PluginSpec {
 
 /// Renders a value the way TOML writes it ("0.2", "\"post\"", "[1, 2]", "{ plugin = ... }").
 PELAB_API std::string format_value(const ParamValue& value);
+
+/// A plugin and its parameters, for messages: "learned { init = { plugin = \"normal\", ... } }".
+PELAB_API std::string describe_spec(const PluginSpec& spec);
 }  // namespace pelab

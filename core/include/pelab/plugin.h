@@ -8,7 +8,9 @@
 //
 //   void declare(pelab::ParamSchema& schema) { schema.real("std", 1.0, "..."); }
 //   std::shared_ptr<pelab::Initializer> create(const pelab::PluginContext& context) { ... }
-//   PELAB_REGISTER_INITIALIZER("normal", "1.0.0", "Gaussian N(mean, std^2)", declare, create)
+//   PELAB_REGISTER_PLUGIN("normal", "1.0.0", "Gaussian N(mean, std^2)", declare, create)
+//
+// A plugin source includes <pelab/sdk.h>, which has this header and everything else a plugin uses.
 
 #include <cstdint>
 #include <memory>

@@ -50,8 +50,11 @@ struct PELAB_API BuiltRun {
   std::unique_ptr<Trainer> trainer;  // null unless build_run was asked for one
 };
 enum class WithTrainer { kNo, kYes };
+/// `task`, when given, is config.task already built (`pelab validate` builds each task once for
+/// all the points that share it); otherwise the registry builds it.
 PELAB_API BuiltRun build_run(const RunConfig& config, Registry& registry,
-                             WithTrainer with_trainer = WithTrainer::kYes);
+                             WithTrainer with_trainer = WithTrainer::kYes,
+                             std::shared_ptr<Task> task = nullptr);
 
 /// Trains one resolved run into `<output_root>/<config.relative_dir()>` (see RunFolder for its
 /// files), after claiming the folder (see RunClaim): a finished run is skipped, an interrupted one

@@ -4,7 +4,7 @@
 
 #include <torch/torch.h>
 
-#include <pelab/plugin.h>
+#include <pelab/sdk.h>
 
 namespace {
 

@@ -37,7 +37,7 @@ class SinusoidalInitializer : public Initializer {
                   "{}: source = \"coordinates\" needs token coordinates, but the task's layout "
                   "has none; use source = \"index\"",
                   context.what);
-      plugin_common::check_coordinates_visible(
+      check_coordinates_visible(
           layout, use_hidden_, context.what + ": ",
           "use_hidden_coordinates = true to initialise from them anyway (an oracle), or use "
           "source = \"index\"");

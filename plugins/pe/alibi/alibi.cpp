@@ -74,9 +74,9 @@ std::shared_ptr<PositionalEncoding> create(const PluginContext& context, const L
   PELAB_CHECK(shape.heads > 0, "heads must be positive, got {}", shape.heads);
   torch::Tensor distance;
   if (params.string("distance") == "euclidean") {
-    plugin_common::check_pe_coordinates(layout, params,
-                                        "distance = \"euclidean\" needs token coordinates, but "
-                                        "the task's layout has none; use distance = \"index\"");
+    check_pe_coordinates(layout, params,
+                         "distance = \"euclidean\" needs token coordinates, but "
+                         "the task's layout has none; use distance = \"index\"");
     const torch::Tensor x = layout.coordinates.to(torch::kFloat64);
     distance = (x.unsqueeze(1) - x.unsqueeze(0)).pow(2).sum(-1).sqrt();
   } else {

@@ -76,7 +76,7 @@ void declare(ParamSchema& schema) {
 std::shared_ptr<PositionalEncoding> create(const PluginContext& context, const Layout& layout,
                                            const ModelShape& shape) {
   const Params& params = context.params;
-  plugin_common::check_pe_coordinates(
+  check_pe_coordinates(
       layout, params,
       "it needs token coordinates, but the task's layout has none; use a learned PE");
   const std::int64_t fourier_dim = params.integer("fourier_dim");

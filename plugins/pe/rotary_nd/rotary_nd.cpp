@@ -106,8 +106,8 @@ void declare(ParamSchema& schema) {
 std::shared_ptr<PositionalEncoding> create(const PluginContext& context, const Layout& layout,
                                            const ModelShape& shape) {
   const Params& params = context.params;
-  plugin_common::check_pe_coordinates(
-      layout, params, "it needs token coordinates, but the task's layout has none; use rotary_1d");
+  check_pe_coordinates(layout, params,
+                       "it needs token coordinates, but the task's layout has none; use rotary_1d");
   PELAB_CHECK(shape.heads > 0 && shape.d_model % shape.heads == 0,
               "heads ({}) must divide d_model ({})", shape.heads, shape.d_model);
   const std::int64_t head_dim = shape.d_model / shape.heads;
