@@ -174,9 +174,10 @@ torch::Tensor from_npy(const std::string& bytes, const std::string& what) {
   const std::size_t data_offset = offset + header_length;
   const std::size_t element_size = c10::elementSize(type->scalar);
   std::vector<std::int64_t> shape;
-  std::size_t payload = element_size;
-  bool overflow = false;
-  bool empty = false;
+  // The element count as LibTorch computes it, in order and in int64, whose overflow it refuses
+  // even when a later dimension is 0 (found by fuzzing: (4000000000, 40000000000000000, 0)).
+  std::int64_t numel = 1;
+  bool numel_overflow = false;
   std::stringstream parts(shape_text.substr(1, shape_end - 1));
   for (std::string part; std::getline(parts, part, ',');) {
     const std::size_t first = part.find_first_not_of(' ');
@@ -185,15 +186,15 @@ torch::Tensor from_npy(const std::string& bytes, const std::string& what) {
     PELAB_CHECK(digits.size() <= 18 && digits.find_first_not_of("0123456789") == std::string::npos,
                 "{}: malformed .npy shape '{}': dimensions are non-negative integers", what,
                 shape_text.substr(0, shape_end + 1));
-    const auto dimension = static_cast<std::size_t>(std::stoll(digits));
-    shape.push_back(static_cast<std::int64_t>(dimension));
-    empty = empty || dimension == 0;
-    overflow = __builtin_mul_overflow(payload, dimension, &payload) || overflow;
+    shape.push_back(std::stoll(digits));
+    numel_overflow = __builtin_mul_overflow(numel, shape.back(), &numel) || numel_overflow;
   }
-  if (empty) payload = 0, overflow = false;
+  std::size_t payload = 0;
+  const bool overflow = numel_overflow || __builtin_mul_overflow(static_cast<std::size_t>(numel),
+                                                                 element_size, &payload);
   PELAB_CHECK(!overflow && bytes.size() - data_offset == payload,
               "{}: .npy payload is {} bytes, expected {} for the shape {} of '{}'", what,
-              bytes.size() - data_offset, overflow ? "more than 2^64" : std::to_string(payload),
+              bytes.size() - data_offset, overflow ? "more than 2^63" : std::to_string(payload),
               shape_text.substr(0, shape_end + 1), descr);
   torch::Tensor tensor = torch::empty(shape, torch::TensorOptions().dtype(type->scalar));
   // An empty array has no storage: its data pointer is null, which memcpy may not be given.

@@ -257,13 +257,27 @@ NiftiPtr read_header(const std::string& path, Expect expect, int& version) {
 // The voxels as stored, in this machine's byte order. libnifti's loader would do this too, but
 // it silently replaces NaN and infinite floats by 0, and we report them instead.
 std::vector<char> read_voxel_bytes(const std::string& path, const nifti_image& nim) {
-  const auto bytes = static_cast<std::size_t>(nim.nvox * nim.nbyper);
-  std::vector<char> raw(bytes);
+  std::size_t bytes = 0;
+  PELAB_CHECK(nim.nvox >= 0 && nim.nbyper > 0 &&
+                  !__builtin_mul_overflow(static_cast<std::size_t>(nim.nvox),
+                                          static_cast<std::size_t>(nim.nbyper), &bytes),
+              "{}: the header describes {} voxels of {} bytes, more than any file holds", path,
+              nim.nvox, nim.nbyper);
   OpenFile file{znzopen(nim.iname, "rb", nifti_is_gzfile(nim.iname))};
   PELAB_CHECK(!znz_isnull(file.fp), "{}: cannot open the file to read its voxels", path);
-  std::size_t got = 0;
-  if (znzseek(file.fp, static_cast<znz_off_t>(nim.iname_offset), SEEK_SET) >= 0)
-    got = znzread(raw.data(), 1, bytes, file.fp);
+  // Read in chunks rather than allocating what the header claims: a corrupt or truncated file
+  // may claim terabytes (found by fuzzing), and a .nii.gz does not say how much data it holds.
+  std::vector<char> raw;
+  if (znzseek(file.fp, static_cast<znz_off_t>(nim.iname_offset), SEEK_SET) >= 0) {
+    std::vector<char> chunk(std::min<std::size_t>(bytes, std::size_t{1} << 20));
+    while (raw.size() < bytes) {
+      const std::size_t got =
+          znzread(chunk.data(), 1, std::min(chunk.size(), bytes - raw.size()), file.fp);
+      if (got == 0) break;
+      raw.insert(raw.end(), chunk.begin(), chunk.begin() + static_cast<std::ptrdiff_t>(got));
+    }
+  }
+  const std::size_t got = raw.size();
   PELAB_CHECK(got == bytes,
               "{}: truncated: the header describes {} {} voxels ({} bytes of data from offset "
               "{}), the file holds {} of them",

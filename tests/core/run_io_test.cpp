@@ -168,11 +168,16 @@ TEST(Npy, RejectsGarbageWithAClearError) {
   EXPECT_THAT(
       npy_error(npy_with_header(
           "{'descr': '<f4', 'fortran_order': False, 'shape': (4000000000, 4000000000), }", "abcd")),
-      HasSubstr("payload is 4 bytes, expected more than 2^64 for the shape (4000000000, "
+      HasSubstr("payload is 4 bytes, expected more than 2^63 for the shape (4000000000, "
                 "4000000000)"));
   EXPECT_THAT(npy_error(npy_with_header(
                   "{'descr': '<f4', 'fortran_order': False, 'shape': (1000000, 1000000), }", "")),
               HasSubstr("payload is 0 bytes, expected 4000000000000 for the shape"));
+  EXPECT_THAT(
+      npy_error(npy_with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (4000000000, "
+                                "40000000000000000, 0), }",
+                                "")),
+      HasSubstr("payload is 0 bytes, expected more than 2^63"));
   EXPECT_EQ(from_npy(npy_with_header("{'descr':'<f4','fortran_order':False,'shape':( 1 ,)}",
                                      std::string("\0\0\x80\x3f", 4)))
                 .item<float>(),

@@ -250,6 +250,18 @@ TEST(BrainVolume, ACorruptDimensionCountIsAnErrorNotAStackOverflow) {
       << message;
 }
 
+TEST(BrainVolume, AHeaderClaimingTerabytesIsATruncatedFileNotAnAllocation) {
+  // Found by fuzzing (tests/fuzz/regressions/brain_files): the voxels were allocated as the header
+  // claimed before the file was read; 30000^3 float voxels are 108 TB.
+  ScratchDir dir;
+  Volume volume = small_4d(dir / "huge.nii");
+  write_volume(volume.path, volume);
+  const std::int16_t dims[4] = {4, 30000, 30000, 30000};
+  patch(volume.path, 40, dims, sizeof dims);
+  const std::string message = error_of([&] { read_volume(volume.path); });
+  EXPECT_NE(message.find(volume.path + ": truncated"), std::string::npos) << message;
+}
+
 TEST(BrainVolume, OtherFilesAreErrorsNamingTheFile) {
   ScratchDir dir;
   const std::string text = dir / "notes.nii";
