@@ -5,8 +5,11 @@ BUILD ?= build
 JOBS ?= 2
 PELAB := $(BUILD)/bin/pelab
 DEMO_MANIFEST ?= tasks/latin_square/experiments/quick.toml
-# The demo is quick.toml cut to one seed: sigma 0.2 and sigma 2.0 trained side by side.
-DEMO_ARGS ?= --set 'experiment.seeds=[2235]' -j 2
+# The demo is quick.toml cut to one seed and a 90-epoch schedule (5 warm-up, cosine over 90):
+# sigma 0.2 and sigma 2.0 trained side by side, in their own experiment folder (lst-demo) so that
+# the full protocol never resumes from a demo run.
+DEMO_ARGS ?= --set 'experiment.seeds=[2235]' --set experiment.name=lst-demo \
+	--set train.epochs=90 --set train.warmup_epochs=5 -j 2
 # Clang compiles pelab about three times faster than GCC: its precompiled header holds LibTorch's
 # template instantiations, which GCC redoes in every file (docs/building.md). GCC works too:
 # `make build CXX_COMPILER=g++`, or plain CMake.
