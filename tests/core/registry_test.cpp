@@ -388,12 +388,18 @@ TEST(Registry, AvailableListsNamesOfOneKindSortedAndUnique) {
   EXPECT_NE(std::find(inits.begin(), inits.end(), "normal"), inits.end());
 }
 
-TEST(Registry, AnExceptionFromAPluginNamesThePluginItsParametersAndItsFile) {
-  Registry registry({fixture_plugin_dir("throwing")});
+// A spec of a fixture PE, whose one parameter is `scale`.
+PluginSpec fixture_pe_spec(const std::string& name, double scale) {
   PluginSpec spec;
   spec.kind = PluginKind::kPositionalEncoding;
-  spec.name = "throwing";
-  spec.params.set("scale", 3.0);
+  spec.name = name;
+  spec.params.set("scale", scale);
+  return spec;
+}
+
+TEST(Registry, AnExceptionFromAPluginNamesThePluginItsParametersAndItsFile) {
+  Registry registry({fixture_plugin_dir("throwing")});
+  PluginSpec spec = fixture_pe_spec("throwing", 3.0);
   spec.location = SourceLocation{"exp.toml", 12, 1};
   try {
     registry.create_positional_encoding(spec, Layout::sequence(4), ModelShape{8, 1, 1, 0});
@@ -408,10 +414,7 @@ TEST(Registry, AnExceptionFromAPluginNamesThePluginItsParametersAndItsFile) {
 
 TEST(Registry, CreatesFromASpecOfTheRightKindOnly) {
   Registry registry({fixture_plugin_dir("order_a")});
-  PluginSpec spec;
-  spec.kind = PluginKind::kPositionalEncoding;
-  spec.name = "ordered";
-  spec.params.set("scale", 1.0);
+  PluginSpec spec = fixture_pe_spec("ordered", 1.0);
   auto pe = registry.create_positional_encoding(spec, Layout::sequence(4), ModelShape{8, 1, 1, 0});
   ASSERT_NE(pe, nullptr);
   EXPECT_EQ(pe->hooks(), 0u);

@@ -118,10 +118,27 @@ class CheckpointTest : public ::testing::Test {
     config_ = RunFolder(kLegacyRun).read_config(registry_);
   }
   BuiltRun build() { return build_run(config_, registry_); }
+  RunConfig with_epochs(std::int64_t epochs) const {
+    RunConfig config = config_;
+    config.train.set("epochs", epochs);
+    return config;
+  }
+  // The metrics.csv of the run trained for 2 epochs without a stop, in a folder of its own.
+  std::string straight_metrics() {
+    const RunOutcome straight = execute_run(with_epochs(2), registry_, straight_root_.path());
+    return read_file(RunFolder(straight.dir).path("metrics.csv"));
+  }
+  // The run stopped after epoch 1 as if killed before it finished: no summary.json.
+  RunFolder stopped_after_one_epoch() {
+    const RunFolder folder(execute_run(with_epochs(1), registry_, dir_.path()).dir);
+    fs::remove(folder.path("summary.json"));
+    return folder;
+  }
 
   Registry registry_;
   RunConfig config_;
   ScratchDir dir_;
+  ScratchDir straight_root_;
 };
 
 TEST_F(CheckpointTest, ACorruptCheckpointFallsBackToThePreviousOne) {
@@ -150,48 +167,31 @@ TEST_F(CheckpointTest, ACorruptCheckpointFallsBackToThePreviousOne) {
 }
 
 TEST_F(CheckpointTest, ARunWhoseLastCheckpointIsCorruptResumesFromThePreviousOne) {
-  ScratchDir straight_root;
-  RunConfig two_epochs = config_;
-  two_epochs.train.set("epochs", std::int64_t{2});
-  const RunOutcome straight = execute_run(two_epochs, registry_, straight_root.path());
-
-  // A run stopped after epoch 1 whose checkpoint.pt was then damaged, with the checkpoint of
-  // epoch 1 kept as checkpoint.previous.pt.
-  RunConfig one_epoch = config_;
-  one_epoch.train.set("epochs", std::int64_t{1});
-  const RunFolder folder(execute_run(one_epoch, registry_, dir_.path()).dir);
+  const std::string straight = straight_metrics();
+  // Its checkpoint.pt then damaged, with the checkpoint of epoch 1 kept as checkpoint.previous.pt.
+  const RunFolder folder = stopped_after_one_epoch();
   fs::copy_file(folder.path("checkpoint.pt"), folder.path("checkpoint.previous.pt"));
   truncate_file(folder.path("checkpoint.pt"), 64);
-  fs::remove(folder.path("summary.json"));
 
-  const RunOutcome resumed = execute_run(two_epochs, registry_, dir_.path());
+  const RunOutcome resumed = execute_run(with_epochs(2), registry_, dir_.path());
   EXPECT_FALSE(resumed.skipped);
   const std::string log = read_file(folder.path("run.log"));
   EXPECT_THAT(log, HasSubstr("checkpoint.pt is unreadable"));
   EXPECT_THAT(log, HasSubstr("resumed from the checkpoint of epoch 1"));
-  EXPECT_EQ(read_file(folder.path("metrics.csv")),
-            read_file(RunFolder(straight.dir).path("metrics.csv")));
+  EXPECT_EQ(read_file(folder.path("metrics.csv")), straight);
   EXPECT_FALSE(fs::exists(folder.path("checkpoint.previous.pt")));
 }
 
 TEST_F(CheckpointTest, ARunWhoseMetricsAreDamagedRestoresThemFromItsCheckpoint) {
-  ScratchDir straight_root;
-  RunConfig two_epochs = config_;
-  two_epochs.train.set("epochs", std::int64_t{2});
-  const RunOutcome straight = execute_run(two_epochs, registry_, straight_root.path());
-
-  RunConfig one_epoch = config_;
-  one_epoch.train.set("epochs", std::int64_t{1});
-  const RunFolder folder(execute_run(one_epoch, registry_, dir_.path()).dir);
+  const std::string straight = straight_metrics();
+  const RunFolder folder = stopped_after_one_epoch();
   write_file_atomically(folder.path("metrics.csv"), "epoch,split,group,metric,value\n1,tr");
-  fs::remove(folder.path("summary.json"));
 
-  execute_run(two_epochs, registry_, dir_.path());
+  execute_run(with_epochs(2), registry_, dir_.path());
   const std::string log = read_file(folder.path("run.log"));
   EXPECT_THAT(log, HasSubstr("metrics.csv is unreadable"));
   EXPECT_THAT(log, HasSubstr("restored its rows up to epoch 1 from"));
-  EXPECT_EQ(read_file(folder.path("metrics.csv")),
-            read_file(RunFolder(straight.dir).path("metrics.csv")));
+  EXPECT_EQ(read_file(folder.path("metrics.csv")), straight);
 }
 
 }  // namespace
