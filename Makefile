@@ -59,6 +59,7 @@ test: build
 # instrumented, or in an out-of-tree build) run in `make test` only.
 SANITIZE_BUILD ?= build-sanitize
 FUZZ_SECONDS ?= 30
+FUZZ_SEED ?= 2235
 SANITIZE_OPTIONS := ASAN_OPTIONS=abort_on_error=1:strict_string_checks=1 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 test-sanitize: deps
@@ -67,7 +68,7 @@ test-sanitize: deps
 	        -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" \
 	        -DPELAB_SANITIZE=ON -DPELAB_FUZZ=ON -DCMAKE_CXX_COMPILER=$(CXX_COMPILER) \
 	        -DPELAB_BUILD_BENCHMARKS=OFF; fi
-	cmake $(SANITIZE_BUILD) -DPELAB_FUZZ_SECONDS=$(FUZZ_SECONDS)
+	cmake $(SANITIZE_BUILD) -DPELAB_FUZZ_SECONDS=$(FUZZ_SECONDS) -DPELAB_FUZZ_SEED=$(FUZZ_SEED)
 	cmake --build $(SANITIZE_BUILD) -j$(JOBS)
 	$(SANITIZE_OPTIONS) ctest --test-dir $(SANITIZE_BUILD) --output-on-failure -j$(JOBS) -LE long
 
