@@ -155,6 +155,18 @@ std::string evaluation_line(const std::vector<MetricRow>& evaluation) {
   return text;
 }
 
+// Records a failed run in summary.json. On a full disk that write fails too: the first error is
+// the one to report, so this one is returned as a suffix for it ("" when recorded), and without a
+// summary the run counts as interrupted and is resumed by the next `pelab run`.
+std::string record_failure(const RunFolder& folder, const RunSummary& failed) {
+  try {
+    folder.write_summary(failed);
+    return "";
+  } catch (const Error& e) {
+    return fmt::format("; the failure is not recorded either: {}", e.what());
+  }
+}
+
 RunSummary summary_of(const RunConfig& config, const std::string& status) {
   RunSummary summary;
   summary.status = status;
@@ -244,14 +256,7 @@ class RunTraining {
     failed.epoch = last_epoch_ + 1;
     failed.error = error;
     logger_.error("{}", error);
-    // On a full disk summary.json cannot be written either: the first error is the one to report,
-    // and without a summary the run simply counts as interrupted, resumed by the next `pelab run`.
-    std::string unrecorded;
-    try {
-      folder_.write_summary(failed);
-    } catch (const Error& e) {
-      unrecorded = fmt::format("; the failure is not recorded either: {}", e.what());
-    }
+    const std::string unrecorded = record_failure(folder_, failed);
     throw Error(fmt::format("run {} failed in epoch {}: {} (its files are kept in {}{})",
                             config_.relative_dir(), failed.epoch, error, folder_.dir(),
                             unrecorded));
@@ -365,12 +370,9 @@ RunOutcome execute_run(const RunConfig& config, Registry& registry, const std::s
     logger->error("{}", e.what());
     RunSummary failed = summary_of(config, "failed");
     failed.error = e.what();
-    try {
-      folder.write_summary(failed);
-    } catch (const Error&) {
-      // The error that matters is the plugin's; a full disk will be reported by the next write.
-    }
-    throw;
+    const std::string unrecorded = record_failure(folder, failed);
+    if (unrecorded.empty()) throw;
+    throw Error(e.what() + unrecorded);
   }
   logger->info("run {} seed {} on {}: {} parameters, {} threads", config.relative_dir(),
                config.seed, claim->owner_description(), run.model->parameter_count(), threads);
