@@ -48,6 +48,8 @@ void print_schema(const ParamSchema& schema) {
     std::printf("  %-22s %-28s default %s\n", spec.name.c_str(), spec.accepted().c_str(),
                 format_value(spec.default_value).c_str());
     std::printf("  %-22s %s\n", "", spec.doc.c_str());
+    if (spec.init_scale)
+      std::printf("  %-22s (the init scale: reports draw a series against it)\n", "");
   }
 }
 

@@ -115,6 +115,21 @@ const ParamSpec* ParamSchema::find(const std::string& name) const {
   return nullptr;
 }
 
+const ParamSpec* ParamSchema::init_scale() const {
+  const ParamSpec* marked = nullptr;
+  for (const auto& spec : specs_) {
+    if (!spec.init_scale) continue;
+    PELAB_CHECK(spec.type == ParamType::kFloat || spec.type == ParamType::kInt,
+                "parameter '{}' is marked as the init scale but is a {}; mark a float or an int",
+                spec.name, to_string(spec.type));
+    PELAB_CHECK(marked == nullptr,
+                "parameters '{}' and '{}' are both marked as the init scale; mark one",
+                marked ? marked->name : "", spec.name);
+    marked = &spec;
+  }
+  return marked;
+}
+
 std::vector<std::string> ParamSchema::names() const {
   std::vector<std::string> result;
   for (const auto& spec : specs_)

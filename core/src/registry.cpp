@@ -295,6 +295,7 @@ const LoadedPlugin& Registry::load_file(const std::string& file) {
   plugin->file = canonical;
   try {
     info->declare_params(plugin->schema);
+    plugin->schema.init_scale();  // refuses a second mark, or a mark on a non-number
   } catch (const std::exception& e) {
     fail(LoadFailure::kMalformedInfo, file,
          fmt::format("'{}': declaring its parameters failed: {}", file, e.what()));

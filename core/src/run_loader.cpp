@@ -23,6 +23,29 @@ namespace pelab {
 namespace fs = boost::filesystem;
 using json = nlohmann::ordered_json;
 
+std::string to_string(Better better) {
+  switch (better) {
+    case Better::kHigher:
+      return "higher";
+    case Better::kLower:
+      return "lower";
+    case Better::kNeither:
+      break;
+  }
+  return "neither";
+}
+
+namespace {
+
+std::string scalar_names(const std::map<std::string, double>& scalars) {
+  std::string names;
+  for (const auto& [name, value] : scalars)
+    names += (names.empty() ? "" : ", ") + name;
+  return names.empty() ? std::string("none") : names;
+}
+
+}  // namespace
+
 std::vector<ProbeOutcome> run_probes(const std::vector<PluginSpec>& probes,
                                      const ProbeContext& context, Registry& registry,
                                      const std::string& run_dir) {
@@ -48,7 +71,14 @@ std::vector<ProbeOutcome> run_probes(const std::vector<PluginSpec>& probes,
     try {
       std::shared_ptr<Probe> probe = registry.create_probe(spec);
       const ProbeResult result = probe->run(context);
+      for (const Headline& headline : result.headlines) {
+        PELAB_CHECK(result.scalars.count(headline.scalar),
+                    "the probe declares the headline scalar '{}' but returned no scalar of that "
+                    "name (it returned: {}); a headline must name one of the result's scalars",
+                    headline.scalar, scalar_names(result.scalars));
+      }
       outcome.scalars = result.scalars;
+      outcome.headlines = result.headlines;
       outcome.note = result.note;
       for (const auto& [name, array] : result.arrays) {
         if (!array.defined()) continue;
@@ -69,6 +99,15 @@ std::vector<ProbeOutcome> run_probes(const std::vector<PluginSpec>& probes,
     for (const auto& [name, value] : outcome.scalars)
       scalars[name] = value;  // NaN is written as null
     document["scalars"] = scalars;
+    if (!outcome.headlines.empty()) {
+      json headlines = json::array();
+      for (const Headline& headline : outcome.headlines) {
+        headlines.push_back({{"scalar", headline.scalar},
+                             {"better", to_string(headline.better)},
+                             {"meaning", headline.meaning}});
+      }
+      document["headlines"] = headlines;
+    }
     document["arrays"] = outcome.arrays;
     if (!outcome.note.empty()) document["note"] = outcome.note;
     if (!outcome.error.empty()) document["error"] = outcome.error;

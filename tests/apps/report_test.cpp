@@ -10,6 +10,7 @@
 #include <boost/filesystem.hpp>
 
 #include "pelab/error.h"
+#include "pelab/registry.h"
 #include "pelab/run_io.h"
 #include "report/report.h"
 #include "test_support.h"
@@ -17,6 +18,7 @@
 namespace pelab {
 namespace {
 
+using ::testing::Contains;
 using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -43,7 +45,8 @@ TEST(ReportBase64, RfcVectors) {
 }
 
 // An experiment folder written by hand: two learned-PE points (std 2.0 and 0.2, two seeds each),
-// one sinusoidal point, one unfinished run.
+// one sinusoidal point, one unfinished run. Each run has the rsa probe (headlines as the built-in
+// declares them) and a probe "custom" that declares its second scalar, lower is better.
 class ReportFolder : public ::testing::Test {
  protected:
   ReportFolder() {
@@ -71,7 +74,8 @@ class ReportFolder : public ::testing::Test {
   static std::string header(int seed) {
     return fmt::format(
         "[experiment]\nname = \"exp\"\nseeds = [{}]\n\n[task]\nplugin = \"marker_position\"\n"
-        "tokens = 4\n\n[model]\nlayers = 2\nd_model = 4\n\n[train]\nepochs = 2\nthreads = {}\n\n",
+        "tokens = 4\n\n[model]\nlayers = 2\nd_model = 4\n\n[train]\nepochs = 2\nthreads = {}\n\n"
+        "[[probe]]\nplugin = \"custom\"\n\n[[probe]]\nplugin = \"rsa\"\n\n",
         seed, seed);  // threads differ between runs: must not split a series
   }
 
@@ -85,8 +89,9 @@ class ReportFolder : public ::testing::Test {
         "\"parameters\": 100, \"threads\": {}, \"wall_seconds\": {}, \"steps_per_second\": {}, "
         "\"final\": {{\"train/all/accuracy\": {}, \"test/all/accuracy\": {}, "
         "\"test/first/accuracy\": {}, \"test/all/loss\": 0.5}}, \"probes\": {{\"rsa\": "
-        "{{\"spearman\": {}, \"spearman_block0\": {}, \"p_value\": null}}}}}}",
-        point, seed, seed, 60 * seed, 10 * seed, train, test, test, spearman, spearman);
+        "{{\"spearman\": {}, \"spearman_block0\": {}, \"p_value\": null}}, \"custom\": "
+        "{{\"alpha\": 1, \"zeta\": {}}}}}}}",
+        point, seed, seed, 60 * seed, 10 * seed, train, test, test, spearman, spearman, seed);
     std::ofstream(run + "/metrics.csv")
         << "epoch,split,group,metric,value\n0,train,all,accuracy,0.25\n0,test,all,accuracy,0.25\n"
         << "1,train_epoch,all,loss,1.2\n2,train_epoch,all,loss,0.9\n"
@@ -96,14 +101,20 @@ class ReportFolder : public ::testing::Test {
     write_npy(run + "/pe/tables-epoch-000002.npy", torch::randn({2, 4, 4}));
     fs::create_directories(run + "/probes");
     std::ofstream(run + "/probes/rsa.json")
-        << "{\"probe\": \"rsa\", \"scalars\": {}, \"note\": \"a note for the reader\"}";
+        << "{\"probe\": \"rsa\", \"scalars\": {}, \"note\": \"a note for the reader\", "
+           "\"headlines\": [{\"scalar\": \"spearman\", \"better\": \"higher\", \"meaning\": "
+           "\"1: mirrors the layout\"}, {\"scalar\": \"p_value\", \"better\": \"lower\"}]}";
+    std::ofstream(run + "/probes/custom.json")
+        << "{\"probe\": \"custom\", \"scalars\": {}, \"headlines\": [{\"scalar\": \"zeta\", "
+           "\"better\": \"lower\", \"meaning\": \"how far from the truth\"}]}";
   }
 
   test::ScratchDir dir_;
+  Registry registry_ = test::builtin_registry();
 };
 
 TEST_F(ReportFolder, CollectsPointsInScaleOrder) {
-  const report::Experiment experiment = report::collect(dir_ / "exp");
+  const report::Experiment experiment = report::collect(dir_ / "exp", &registry_);
   EXPECT_EQ(experiment.name, "exp");
   ASSERT_EQ(experiment.points.size(), 3u);
   EXPECT_EQ(experiment.points[0].point, "pe.init.std=0.2");
@@ -128,7 +139,7 @@ TEST_F(ReportFolder, CollectsPointsInScaleOrder) {
 }
 
 TEST_F(ReportFolder, ResultsCsv) {
-  const std::string csv = report::results_csv(report::collect(dir_ / "exp"));
+  const std::string csv = report::results_csv(report::collect(dir_ / "exp", &registry_));
   EXPECT_THAT(csv, testing::StartsWith("point,metric,mean,sem,n,series,init_scale\n"));
   // Shortest round-trip decimals: 0.1 may print as 0.09999999999999999.
   EXPECT_THAT(csv,
@@ -147,12 +158,11 @@ TEST_F(ReportFolder, ResultsCsv) {
 TEST_F(ReportFolder, WithoutGnuplotTheScriptsAreWritten) {
   report::ReportOptions options;
   options.gnuplot = "/nonexistent/gnuplot";
-  const report::ReportResult result = report::write_report(dir_ / "exp", nullptr, options);
+  const report::ReportResult result = report::write_report(dir_ / "exp", &registry_, options);
   EXPECT_EQ(result.runs, 5u);
   EXPECT_EQ(result.points, 3u);
   EXPECT_FALSE(result.figures_drawn);
-  ASSERT_FALSE(result.warnings.empty());
-  EXPECT_THAT(result.warnings[0], HasSubstr("not available"));
+  EXPECT_THAT(result.warnings, Contains(HasSubstr("not available")));
   for (const char* script :
        {"accuracy.gp", "probes.gp", "similarity-1.gp", "pca-1.gp", "curves.gp"}) {
     EXPECT_TRUE(fs::is_regular_file(dir_ / ("exp/figures/" + std::string(script)))) << script;
@@ -172,11 +182,56 @@ TEST_F(ReportFolder, WithoutGnuplotTheScriptsAreWritten) {
   EXPECT_THAT(md, HasSubstr("a note for the reader"));
   EXPECT_THAT(md, HasSubstr("seed-3: failed"));
   EXPECT_THAT(test::slurp(dir_ / "exp/report.html"), HasSubstr("<table>"));
+  // The probes' declared headlines, in the manifest's order, with their direction and meaning.
+  EXPECT_THAT(md,
+              HasSubstr("| point | init scale | custom zeta ↓ | rsa spearman ↑ | rsa p_value ↓ |"));
+  EXPECT_THAT(md, HasSubstr("| learned, normal std=2 | 2 | 1.500 ± 0.500 | 0.200 ± 0.100 | - |"));
+  EXPECT_THAT(md, HasSubstr("custom zeta: how far from the truth; rsa spearman: 1: mirrors"));
+  const std::string probes = test::slurp(dir_ / "exp/figures/probes.gp");
+  EXPECT_THAT(probes, HasSubstr("custom: zeta (lower is better)"));
+  EXPECT_THAT(probes, HasSubstr("rsa: spearman (higher is better)"));
+  EXPECT_LT(probes.find("custom: zeta"), probes.find("rsa: spearman"));
+}
+
+// The init scale is whatever parameter the initializer's schema marks, whatever its name; an
+// initializer without one (uniform) and a PE without an initializer form no series.
+TEST_F(ReportFolder, TheInitScaleIsTheParameterTheSchemaMarks) {
+  write_run("pe.init.gain=3", 1,
+            "[pe]\nplugin = \"learned\"\ninit = { plugin = \"orthogonal\", gain = 3.0 }\n", 0.5,
+            0.5, 0.5);
+  write_run("pe.init=uniform", 1,
+            "[pe]\nplugin = \"learned\"\ninit = { plugin = \"uniform\", a = 0.0, b = 0.5 }\n", 0.5,
+            0.5, 0.5);
+  const report::Experiment experiment = report::collect(dir_ / "exp", &registry_);
+  auto point = [&](const std::string& name) {
+    for (const auto& p : experiment.points) {
+      if (p.point == name) return p;
+    }
+    ADD_FAILURE() << "no point " << name;
+    return report::Point{};
+  };
+  EXPECT_EQ(point("pe.init.gain=3").init_scale, 3.0);
+  EXPECT_EQ(point("pe.init.gain=3").scale_key, "pe.init.gain");
+  EXPECT_EQ(point("pe.init.gain=3").label, "learned, orthogonal gain=3");
+  EXPECT_FALSE(point("pe.init=uniform").init_scale.has_value());
+  EXPECT_EQ(point("pe.init=uniform").label, "learned, uniform");
+  EXPECT_TRUE(experiment.warnings.empty());
+  // Without the plugins' schemas there is no scale to read.
+  EXPECT_FALSE(report::collect(dir_ / "exp").points[0].init_scale.has_value());
+}
+
+TEST_F(ReportFolder, AnInitializerThatCannotBeLoadedIsAWarningNotAScale) {
+  write_run("pe.init.b=1", 1,
+            "[pe]\nplugin = \"learned\"\ninit = { plugin = \"laplace_elsewhere\", b = 1.0 }\n", 0.5,
+            0.5, 0.5);
+  const report::Experiment experiment = report::collect(dir_ / "exp", &registry_);
+  ASSERT_EQ(experiment.warnings.size(), 1u);
+  EXPECT_THAT(experiment.warnings[0], HasSubstr("'laplace_elsewhere' could not be loaded"));
 }
 
 TEST_F(ReportFolder, GnuplotDrawsPngsEmbeddedInTheHtml) {
   if (std::system("gnuplot --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "no gnuplot";
-  const report::ReportResult result = report::write_report(dir_ / "exp", nullptr);
+  const report::ReportResult result = report::write_report(dir_ / "exp", &registry_);
   EXPECT_TRUE(result.figures_drawn) << (result.warnings.empty() ? "" : result.warnings[0]);
   for (const char* png :
        {"accuracy.png", "probes.png", "similarity-3.png", "pca-2.png", "curves.png"}) {

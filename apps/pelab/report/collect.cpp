@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "pelab/error.h"
+#include "pelab/plugin_kind.h"
+#include "pelab/registry.h"
 #include "pelab/run_folder.h"
 #include "pelab/run_io.h"
 #include "report.h"
@@ -69,9 +71,55 @@ struct PEDescription {
   std::optional<double> scale;
   std::string scale_key;
   std::map<std::string, std::string> entries;  // the whole config, flattened
+  std::vector<std::string> probes;             // as the run names their outputs, in order
+  std::string task;                            // the task plugin
 };
 
-PEDescription describe_pe(const std::string& config_path) {
+// The parameter of `spec_table` (a plugin's table in a config) that its schema marks as the init
+// scale, as {key under `prefix`, value}; nested plugin parameters (a PE's initializer) are searched
+// too. A plugin that is not on the plugin path adds a warning and marks nothing.
+std::optional<std::pair<std::string, double>> marked_scale(const toml::table& spec_table,
+                                                           PluginKind kind,
+                                                           const std::string& prefix,
+                                                           Registry& registry,
+                                                           std::set<std::string>& warnings) {
+  const auto name = spec_table["plugin"].value<std::string>();
+  if (!name) return std::nullopt;
+  const ParamSchema* schema = nullptr;
+  try {
+    schema = &registry.schema(kind, *name);
+  } catch (const Error& e) {
+    warnings.insert(
+        fmt::format("the {} plugin '{}' could not be loaded, so its init scale (if it "
+                    "has one) forms no series: {}",
+                    to_string(kind), *name, e.what()));
+    return std::nullopt;
+  }
+  if (const ParamSpec* spec = schema->init_scale()) {
+    // A value the config does not spell out is the declared default.
+    const toml::node* node = spec_table.get(spec->name);
+    const auto value = node ? node->value<double>() : std::nullopt;
+    if (value) return std::make_pair(prefix + "." + spec->name, *value);
+    if (node == nullptr) {
+      if (const auto* number = std::get_if<double>(&spec->default_value))
+        return std::make_pair(prefix + "." + spec->name, *number);
+      if (const auto* number = std::get_if<std::int64_t>(&spec->default_value))
+        return std::make_pair(prefix + "." + spec->name, static_cast<double>(*number));
+    }
+  }
+  for (const ParamSpec& spec : schema->specs()) {
+    if (spec.type != ParamType::kPlugin) continue;
+    if (const toml::table* nested = spec_table[spec.name].as_table()) {
+      if (auto found =
+              marked_scale(*nested, spec.plugin_kind, prefix + "." + spec.name, registry, warnings))
+        return found;
+    }
+  }
+  return std::nullopt;
+}
+
+PEDescription describe_pe(const std::string& config_path, Registry* registry,
+                          std::set<std::string>& warnings) {
   PEDescription description;
   toml::table root;
   try {
@@ -80,26 +128,36 @@ PEDescription describe_pe(const std::string& config_path) {
     throw Error(fmt::format("{}: invalid TOML: {}", config_path, e.description()));
   }
   flatten(root, "", description.entries);
+  description.task = root["task"]["plugin"].value_or(std::string());
+  if (const toml::array* probes = root["probe"].as_array()) {
+    std::map<std::string, int> seen;  // a probe listed twice writes <name>_2 (run_probes)
+    for (const auto& node : *probes) {
+      const toml::table* probe = node.as_table();
+      const auto name = probe ? (*probe)["plugin"].value<std::string>() : std::nullopt;
+      if (!name) continue;
+      const int count = ++seen[*name];
+      description.probes.push_back(count == 1 ? *name : fmt::format("{}_{}", *name, count));
+    }
+  }
   const toml::table* pe = root["pe"].as_table();
   const std::string plugin =
       pe ? pe->get("plugin") ? pe->get("plugin")->value_or(std::string("?")) : std::string("?")
          : std::string("none");
   description.base = plugin;
   if (pe == nullptr) return description;
-  if (const toml::table* init = (*pe)["init"].as_table()) {
-    const std::string init_plugin = (*init)["plugin"].value_or(std::string("?"));
-    // The init's scale: its standard deviation or the nearest thing it has.
-    for (const char* key : {"std", "scale", "gain", "norm", "bound", "value"}) {
-      const toml::node* node = init->get(key);
-      if (node == nullptr) continue;
-      if (auto value = node->value<double>()) {  // floats, and integers converted
-        description.scale = *value;
-        description.scale_key = std::string("pe.init.") + key;
-        description.base = fmt::format("{}, {} {}", plugin, init_plugin, key);
-        return description;
-      }
+  // The series: the PE and its nested plugins ("learned, normal").
+  for (const auto& [key, node] : *pe) {
+    if (const toml::table* nested = node.as_table()) {
+      if (auto nested_plugin = (*nested)["plugin"].value<std::string>())
+        description.base += ", " + *nested_plugin;
     }
-    description.base = fmt::format("{}, {}", plugin, init_plugin);
+  }
+  if (registry == nullptr) return description;
+  if (auto scale = marked_scale(*pe, PluginKind::kPositionalEncoding, "pe", *registry, warnings)) {
+    description.scale_key = scale->first;
+    description.scale = scale->second;
+    // "learned, normal std": the scale's own name closes the series' name.
+    description.base += " " + scale->first.substr(scale->first.rfind('.') + 1);
   }
   return description;
 }
@@ -125,9 +183,30 @@ std::vector<std::string> splits_of(const std::string& run_dir) {
   return splits;
 }
 
+// The headlines a probe declared in its probes/<name>.json, or nullopt for a probe that declared
+// none (or a file from a pelab before headlines).
+std::optional<std::vector<Headline>> headlines_of(const json& document) {
+  if (!document.contains("headlines") || !document["headlines"].is_array()) return std::nullopt;
+  std::vector<Headline> headlines;
+  for (const auto& entry : document["headlines"]) {
+    if (!entry.is_object() || !entry.contains("scalar") || !entry["scalar"].is_string()) continue;
+    Headline headline;
+    headline.scalar = entry["scalar"].get<std::string>();
+    const std::string better = entry.value("better", std::string("neither"));
+    headline.better = better == "higher"  ? Better::kHigher
+                      : better == "lower" ? Better::kLower
+                                          : Better::kNeither;
+    if (entry.contains("meaning") && entry["meaning"].is_string())
+      headline.meaning = entry["meaning"].get<std::string>();
+    headlines.push_back(std::move(headline));
+  }
+  if (headlines.empty()) return std::nullopt;
+  return headlines;
+}
+
 }  // namespace
 
-Experiment collect(const std::string& dir) {
+Experiment collect(const std::string& dir, Registry* registry) {
   Experiment experiment;
   experiment.dir = dir;
   PELAB_CHECK(fs::is_directory(dir), "'{}' is not a folder", dir);
@@ -152,6 +231,7 @@ Experiment collect(const std::string& dir) {
   std::map<std::string, Point> by_point;
   std::vector<std::string> order;
   std::map<std::string, PEDescription> descriptions;
+  std::set<std::string> warnings;
   for (const auto& run_dir : run_dirs) {
     const auto summary = RunFolder(run_dir).read_summary();
     if (!summary) {
@@ -180,6 +260,9 @@ Experiment collect(const std::string& dir) {
       if (!fs::is_regular_file(probe_json)) continue;
       const json document = json::parse(read_file(probe_json), nullptr, false);
       if (document.is_discarded() || !document.is_object()) continue;
+      if (!experiment.headlines.count(probe)) {
+        if (auto headlines = headlines_of(document)) experiment.headlines[probe] = *headlines;
+      }
       for (const char* field : {"note", "error"}) {
         if (document.contains(field) && document[field].is_string()) {
           run.notes.push_back(
@@ -193,10 +276,24 @@ Experiment collect(const std::string& dir) {
     if (!by_point.count(point)) {
       order.push_back(point);
       by_point[point].point = point;
-      descriptions[point] = describe_pe(run_dir + "/config.toml");
+      descriptions[point] = describe_pe(run_dir + "/config.toml", registry, warnings);
     }
     if (experiment.splits.empty()) experiment.splits = splits_of(run_dir);
     by_point[point].runs.push_back(std::move(run));
+  }
+  experiment.warnings.assign(warnings.begin(), warnings.end());
+  std::set<std::string> tasks;
+  for (const auto& [point, description] : descriptions) {
+    if (!description.task.empty()) tasks.insert(description.task);
+  }
+  experiment.task = fmt::format("{}", fmt::join(tasks, ", "));
+  // Probes in the order the manifest lists them.
+  for (const auto& point : order) {
+    for (const auto& probe : descriptions[point].probes) {
+      if (std::find(experiment.probe_order.begin(), experiment.probe_order.end(), probe) ==
+          experiment.probe_order.end())
+        experiment.probe_order.push_back(probe);
+    }
   }
   PELAB_CHECK(!by_point.empty(), "'{}' holds no finished run:\n  {}", dir,
               fmt::join(experiment.skipped, "\n  "));

@@ -21,6 +21,19 @@ namespace fs = boost::filesystem;
 
 namespace {
 
+// How a panel's title says which way its scalar improves.
+std::string direction_suffix(Better better) {
+  switch (better) {
+    case Better::kHigher:
+      return " (higher is better)";
+    case Better::kLower:
+      return " (lower is better)";
+    case Better::kNeither:
+      break;
+  }
+  return "";
+}
+
 // A gnuplot single-quoted string.
 std::string quote(const std::string& text) {
   std::string out = "'";
@@ -256,21 +269,23 @@ std::optional<Figure> probes_figure(const Experiment& experiment) {
       "set offsets graph 0, graph 0, graph 0.08, graph 0.08\n",
       rows, columns, quote(experiment.name + ": probes of the final PE, mean ± SEM over seeds"));
   for (const auto& [probe, scalars] : probes) {
-    const std::string scalar = headline_scalar(probe, scalars);
+    const Headline headline = headlines_of(experiment, probe, scalars).front();
+    const std::string& scalar = headline.scalar;
     std::vector<Line> lines = {{fmt::format("probe/{}/{}", probe, scalar), "mean"}};
     for (int block = 0; scalars.count(fmt::format("{}_block{}", scalar, block)); ++block) {
       lines.push_back({fmt::format("probe/{}/{}_block{}", probe, scalar, block),
                        fmt::format("block {}", block)});
     }
     if (lines.size() == 2) lines.pop_back();  // one block: its value is the mean
-    scale_panel(script, experiment, lines, fmt::format("{}: {}", probe, scalar), scalar, 1.0, true);
+    scale_panel(script, experiment, lines,
+                fmt::format("{}: {}{}", probe, scalar, direction_suffix(headline.better)), scalar,
+                1.0, true);
   }
   script.body() += "unset multiplot\n";
   return Figure{"probes",
-                "Each probe's headline scalar of the final PE against the init scale (RSA: "
-                "Spearman of PE dissimilarity vs true distance; Procrustes: distance to the "
-                "reference PE, 0 = same up to rotation and scale), mean over blocks and per block; "
-                "mean ± SEM over seeds (lines shifted slightly sideways).",
+                "Each probe's headline scalar of the final PE against the init scale (the report's "
+                "probe table says what each means; ↑ higher is better, ↓ lower), mean over blocks "
+                "and per block; mean ± SEM over seeds (lines shifted slightly sideways).",
                 script.text(preamble("probes", 520 * static_cast<int>(columns),
                                      500 * static_cast<int>(rows) + 40))};
 }
@@ -537,34 +552,26 @@ Figure curves_figure(const Experiment& experiment) {
 
 }  // namespace
 
-// The headline scalar of a probe (by plugin name; `modularity_2` is a second modularity probe).
-std::string headline_scalar(const std::string& probe, const std::set<std::string>& scalars) {
-  static const std::map<std::string, std::vector<std::string>> known = {
-      {"rsa", {"spearman"}},
-      {"connectivity", {"spearman"}},
-      {"procrustes", {"distance"}},
-      {"decoding", {"r2"}},
-      {"dimensionality", {"participation_ratio"}},
-      {"movement", {"relative_change"}},
-      {"modularity", {"q"}},
-      {"attention", {"similarity", "entropy"}},
-      {"pe_norm", {"norm_final"}},
-  };
-  std::string plugin = probe;
-  if (const auto underscore = probe.rfind('_');
-      underscore != std::string::npos &&
-      probe.find_first_not_of("0123456789", underscore + 1) == std::string::npos) {
-    plugin = probe.substr(0, underscore);
-  }
-  if (auto it = known.find(plugin); it != known.end()) {
-    for (const auto& name : it->second) {
-      if (scalars.count(name)) return name;
+std::vector<Headline> headlines_of(const Experiment& experiment, const std::string& probe,
+                                   const std::set<std::string>& scalars) {
+  std::vector<Headline> headlines;
+  if (auto it = experiment.headlines.find(probe); it != experiment.headlines.end()) {
+    for (const Headline& headline : it->second) {
+      if (scalars.count(headline.scalar)) headlines.push_back(headline);
     }
   }
-  for (const auto& name : scalars) {
-    if (name.find("_block") == std::string::npos) return name;
+  if (headlines.empty()) {
+    // A probe that declares nothing: its first scalar that is not per block.
+    for (const auto& name : scalars) {
+      if (name.find("_block") == std::string::npos) {
+        headlines.push_back({name, Better::kNeither, ""});
+        break;
+      }
+    }
+    if (headlines.empty() && !scalars.empty())
+      headlines.push_back({*scalars.begin(), Better::kNeither, ""});
   }
-  return scalars.empty() ? "" : *scalars.begin();
+  return headlines;
 }
 
 std::vector<std::pair<std::string, std::set<std::string>>> probes_of(const Experiment& experiment) {
@@ -579,9 +586,12 @@ std::vector<std::pair<std::string, std::set<std::string>>> probes_of(const Exper
       probes[probe].insert(rest.substr(rest.find('/') + 1));
     }
   }
-  // RSA and Procrustes first: the paper's two measures of a PE that mirrors the grid.
-  std::stable_sort(order.begin(), order.end(), [](const std::string& a, const std::string& b) {
-    auto rank = [](const std::string& p) { return p == "rsa" ? 0 : p == "procrustes" ? 1 : 2; };
+  // The manifest's order; a probe no manifest lists (added by `pelab probe`) after them.
+  std::stable_sort(order.begin(), order.end(), [&](const std::string& a, const std::string& b) {
+    auto rank = [&](const std::string& p) {
+      return std::find(experiment.probe_order.begin(), experiment.probe_order.end(), p) -
+             experiment.probe_order.begin();
+    };
     return rank(a) < rank(b);
   });
   std::vector<std::pair<std::string, std::set<std::string>>> out;

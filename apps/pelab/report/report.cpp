@@ -267,10 +267,11 @@ ReportResult write_report(const std::string& dir, Registry* registry,
                           const ReportOptions& options) {
   ReportResult result;
   result.dir = dir;
-  const Experiment experiment = collect(dir);
+  const Experiment experiment = collect(dir, registry);
   result.points = experiment.points.size();
   for (const auto& point : experiment.points)
     result.runs += point.runs.size();
+  result.warnings = experiment.warnings;
   const Geometry geometry = geometry_of(experiment, registry, result.warnings);
 
   write_file_atomically(dir + "/results.csv", results_csv(experiment));
@@ -339,13 +340,17 @@ ReportResult write_report(const std::string& dir, Registry* registry,
 
   std::vector<std::string> probe_header = {"point", "init scale"};
   std::vector<std::string> probe_keys;
+  std::vector<std::string> probe_meanings;  // "`rsa spearman` (higher is better): ..."
   for (const auto& [probe, scalars] : probes) {
-    const std::string scalar = headline_scalar(probe, scalars);
-    probe_header.push_back(probe + " " + scalar);
-    probe_keys.push_back(fmt::format("probe/{}/{}", probe, scalar));
-    if (probe == "rsa" && scalars.count("p_value")) {
-      probe_header.push_back("rsa p_value");
-      probe_keys.push_back("probe/rsa/p_value");
+    for (const Headline& headline : headlines_of(experiment, probe, scalars)) {
+      const char* arrow = headline.better == Better::kHigher  ? " ↑"
+                          : headline.better == Better::kLower ? " ↓"
+                                                              : "";
+      probe_header.push_back(fmt::format("{} {}{}", probe, headline.scalar, arrow));
+      probe_keys.push_back(fmt::format("probe/{}/{}", probe, headline.scalar));
+      if (!headline.meaning.empty())
+        probe_meanings.push_back(
+            fmt::format("{} {}: {}", probe, headline.scalar, headline.meaning));
     }
   }
   std::vector<std::vector<std::string>> probe_rows;
@@ -359,10 +364,11 @@ ReportResult write_report(const std::string& dir, Registry* registry,
   Document doc;
   doc.heading(1, fmt::format("{}: report", experiment.name));
   doc.paragraph(fmt::format(
-      "{} finished run(s) in {} point(s), from `{}`. Values are at the final epoch; mean ± SEM "
+      "{} finished run(s) in {} point(s){}, from `{}`. Values are at the final epoch; mean ± SEM "
       "(standard error of the mean, sample standard deviation / sqrt(n)) over the n seeds of "
       "each point. The init scale is the point's {}; points without one are listed by their PE.",
-      result.runs, result.points, dir, [&] {
+      result.runs, result.points,
+      experiment.task.empty() ? "" : fmt::format(" of the task `{}`", experiment.task), dir, [&] {
         std::set<std::string> keys;
         for (const auto& point : experiment.points) {
           if (point.init_scale) keys.insert(point.scale_key);
@@ -396,12 +402,11 @@ ReportResult write_report(const std::string& dir, Registry* registry,
   }
   if (!probes.empty()) {
     doc.heading(2, "Probes of the final PE");
-    doc.paragraph(
-        "One scalar per probe, the mean over blocks (docs/probes.md defines each): rsa spearman = "
-        "Spearman correlation of the PE's dissimilarities with the true distances (1: mirrors "
-        "the layout); procrustes distance = 1 - (sum of singular values)^2 after centring and "
-        "unit scaling (0: the reference PE up to rotation and scale; 1: unrelated); every "
-        "scalar, per block too, is in results.csv.");
+    doc.paragraph(fmt::format(
+        "The scalars each probe declares as its headline, the mean over blocks (↑ higher is "
+        "better, ↓ lower; docs/probes.md defines the built-in probes){}{}. Every scalar, per "
+        "block too, is in results.csv.",
+        probe_meanings.empty() ? "" : ": ", fmt::join(probe_meanings, "; ")));
     doc.table(probe_header, probe_rows);
   }
   doc.heading(2, "Cost");

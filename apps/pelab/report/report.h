@@ -12,6 +12,8 @@
 
 #include <torch/types.h>
 
+#include "pelab/probe.h"
+
 namespace pelab {
 class Registry;
 }
@@ -54,14 +56,23 @@ struct Point {
 struct Experiment {
   std::string dir;
   std::string name;
+  std::string task;                  // the task plugin of the runs ("a, b" if they differ)
   std::vector<Point> points;         // series with a scale (by series, then scale), then the others
   std::vector<std::string> splits;   // in the order metrics.csv lists them
   std::vector<std::string> skipped;  // unfinished or unreadable runs, with why
+  /// What each probe declared as its headline scalars (probes/<name>.json), by probe output name.
+  std::map<std::string, std::vector<Headline>> headlines;
+  /// The probes in the order the runs' manifests list them.
+  std::vector<std::string> probe_order;
+  /// E.g. an init plugin that could not be loaded to find its scale.
+  std::vector<std::string> warnings;
 };
 
 /// Reads `dir`: a run folder (with config.toml) or an experiment folder
-/// (`<dir>/<point>/seed-<s>/`). Throws pelab::Error when it holds no run.
-Experiment collect(const std::string& dir);
+/// (`<dir>/<point>/seed-<s>/`). Throws pelab::Error when it holds no run. With a registry, each
+/// point's init scale is the parameter its plugins' schemas mark (ParamSpec::init_scale);
+/// without one, no point has a scale.
+Experiment collect(const std::string& dir, Registry* registry = nullptr);
 
 /// How the report shows one of the metrics that the tasks' objectives evaluate.
 struct MetricDisplay {
@@ -124,12 +135,13 @@ struct ReportResult {
 ReportResult write_report(const std::string& dir, Registry* registry,
                           const ReportOptions& options = {});
 
-/// The scalar that stands for a probe in tables and figures (rsa: spearman, procrustes:
-/// distance, ...; for an unknown probe its first scalar that is not per block).
-std::string headline_scalar(const std::string& probe, const std::set<std::string>& scalars);
+/// The scalars that stand for a probe in tables and figures: those it declared (that some point
+/// has), else its first scalar that is not per block.
+std::vector<Headline> headlines_of(const Experiment& experiment, const std::string& probe,
+                                   const std::set<std::string>& scalars);
 
-/// The probes that some point has scalars for ("rsa", "procrustes", then the others in order of
-/// appearance) with their scalars.
+/// The probes that some point has scalars for (in the manifest's order, then any others) with
+/// their scalars.
 std::vector<std::pair<std::string, std::set<std::string>>> probes_of(const Experiment& experiment);
 
 /// Base64 (RFC 4648), for the images embedded in report.html.

@@ -48,6 +48,9 @@ struct PELAB_API ParamSpec {
   std::optional<double> max;         // inclusive
   std::vector<std::string> choices;  // for strings: the allowed values, empty = any
   PluginKind plugin_kind = PluginKind::kInitializer;  // for kPlugin
+  /// This number is the scale of what the plugin makes (an initializer's std, gain or bound):
+  /// reports draw points that differ only in it as one series against it. At most one a schema.
+  bool init_scale = false;
 
   // Chainable refinements, used while declaring a schema.
   ParamSpec& at_least(double lower) {
@@ -61,6 +64,11 @@ struct PELAB_API ParamSpec {
   ParamSpec& in_range(double lower, double upper) {
     min = lower;
     max = upper;
+    return *this;
+  }
+  /// Marks the init scale (see `init_scale`); for float and int parameters.
+  ParamSpec& is_init_scale() {
+    init_scale = true;
     return *this;
   }
 
@@ -91,6 +99,8 @@ class PELAB_API ParamSchema {
 
   const std::vector<ParamSpec>& specs() const { return specs_; }
   const ParamSpec* find(const std::string& name) const;
+  /// The parameter marked as the init scale, or null.
+  const ParamSpec* init_scale() const;
   std::vector<std::string> names() const;
   bool empty() const { return specs_.empty(); }
 

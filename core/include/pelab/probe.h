@@ -35,11 +35,27 @@ struct PELAB_API ProbeContext {
   Registry* registry = nullptr;         // to build reference PEs
 };
 
-/// Named scalars (aggregated over seeds by reports) and arrays (written as .npy), and a one-line
-/// note for the reader, e.g. why a probe has nothing to report for a PE without a table.
+/// Which way a scalar improves, for the reader of a report.
+enum class Better { kHigher, kLower, kNeither };
+
+/// A scalar that stands for its probe in reports: the report's probe table shows each headline
+/// (with its direction and meaning), and its figure draws the first, the mean over blocks with
+/// the per-block `<scalar>_block<b>` values beside it.
+struct PELAB_API Headline {
+  std::string scalar;  // a key of ProbeResult::scalars
+  Better better = Better::kNeither;
+  std::string meaning;  // one line for the report's reader, e.g. "1: mirrors the layout"
+};
+
+/// Named scalars (aggregated over seeds by reports) and arrays (written as .npy), the scalars
+/// that stand for the probe in reports, and a one-line note for the reader, e.g. why a probe has
+/// nothing to report for a PE without a table.
 struct PELAB_API ProbeResult {
   std::map<std::string, double> scalars;
   std::map<std::string, torch::Tensor> arrays;
+  /// In order of importance; each names one of `scalars`. Without any, reports show the first
+  /// scalar that is not per block.
+  std::vector<Headline> headlines;
   std::string note;
 };
 

@@ -22,16 +22,20 @@ struct PELAB_API ProbeOutcome {
   std::string name;
   std::map<std::string, double> scalars;
   std::vector<std::string> arrays;  // the .npy files, relative to the run folder
+  std::vector<Headline> headlines;  // the probe's headline scalars
   std::string note;                 // the probe's note, if any
   std::string error;                // the error that stopped it, if any (then no scalars)
 };
 
 /// Runs each probe on `context` and writes, in `run_dir`, `probes/<name>.json` (probe, epoch,
-/// scalars, arrays, note or error) and `probes/<name>-<array>.npy`. A probe that throws
+/// scalars, headlines, arrays, note or error) and `probes/<name>-<array>.npy`. A probe that throws
 /// pelab::Error is recorded with its error, and the others still run.
 PELAB_API std::vector<ProbeOutcome> run_probes(const std::vector<PluginSpec>& probes,
                                                const ProbeContext& context, Registry& registry,
                                                const std::string& run_dir);
+
+/// "higher", "lower" or "neither", as probes/<name>.json writes a headline's direction.
+PELAB_API std::string to_string(Better better);
 
 /// A finished (or interrupted) run folder read back: its configuration, its task, its model with
 /// the checkpoint's weights, and its PE snapshots.

@@ -23,7 +23,8 @@ class RademacherInitializer : public pelab::Initializer {
 };
 
 void declare(pelab::ParamSchema& schema) {
-  schema.real("scale", 1.0, "Magnitude of every entry.").at_least(0.0);
+  // The init scale: `pelab report` draws a sweep over it as one series against it.
+  schema.real("scale", 1.0, "Magnitude of every entry.").at_least(0.0).is_init_scale();
 }
 
 std::shared_ptr<pelab::Initializer> create(const pelab::PluginContext& context) {

@@ -105,7 +105,8 @@ inline void declare_xavier(ParamSchema& schema) {
       .real("gain", 1.0,
             "Multiplies the standard deviation; torch::nn::init::calculate_gain gives the "
             "usual values (1 for linear/sigmoid, 5/3 for tanh, sqrt(2) for relu).")
-      .at_least(0.0);
+      .at_least(0.0)
+      .is_init_scale();
 }
 
 /// Xavier's standard deviation, gain * sqrt(2 / (fan_in + fan_out)); a tensor without fans is

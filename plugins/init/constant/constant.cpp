@@ -21,7 +21,7 @@ class ConstantInitializer : public Initializer {
 };
 
 void declare(ParamSchema& schema) {
-  schema.real("value", 0.0, "The value of every entry.");
+  schema.real("value", 0.0, "The value of every entry.").is_init_scale();
 }
 
 std::shared_ptr<Initializer> create(const PluginContext& context) {

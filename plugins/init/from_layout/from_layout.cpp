@@ -53,7 +53,8 @@ void declare(ParamSchema& schema) {
       .real("scale", 1.0,
             "Multiplies the table: the distance between two rows is scale times the distance "
             "between the two tokens' coordinates.")
-      .at_least(0.0);
+      .at_least(0.0)
+      .is_init_scale();
 }
 
 std::shared_ptr<Initializer> create(const PluginContext& context) {

@@ -24,7 +24,8 @@ class NormalInitializer : public Initializer {
 
 void declare(ParamSchema& schema) {
   schema.real("std", 1.0, "Standard deviation (not the variance): the paper's sigma.")
-      .at_least(0.0);
+      .at_least(0.0)
+      .is_init_scale();
   schema.real("mean", 0.0, "Mean.");
 }
 

@@ -44,7 +44,9 @@ class OrthogonalInitializer : public Initializer {
 };
 
 void declare(ParamSchema& schema) {
-  schema.real("gain", 1.0, "Multiplies the orthogonal matrix: Q^T Q = gain^2 I.").at_least(0.0);
+  schema.real("gain", 1.0, "Multiplies the orthogonal matrix: Q^T Q = gain^2 I.")
+      .at_least(0.0)
+      .is_init_scale();
 }
 
 std::shared_ptr<Initializer> create(const PluginContext& context) {

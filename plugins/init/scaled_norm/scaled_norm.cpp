@@ -63,7 +63,8 @@ void declare(ParamSchema& schema) {
   schema.plugin("init", PluginKind::kInitializer, "normal",
                 "The initializer whose result is rescaled, e.g. { plugin = \"orthogonal\" }.");
   schema.real("norm", 1.0, "The target L2 norm (of the whole tensor, or of every row).")
-      .at_least(0.0);
+      .at_least(0.0)
+      .is_init_scale();
   schema.choice("mode", "frobenius", {"frobenius", "row"},
                 "frobenius: the whole tensor has the target norm; row: every row (index of "
                 "dimension 0, e.g. a token's PE vector) has it.");

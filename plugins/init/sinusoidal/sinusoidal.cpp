@@ -67,7 +67,7 @@ void declare(ParamSchema& schema) {
                 "What the table encodes: the token index 0..N-1, or the layout's coordinates "
                 "(d split evenly over the axes, as the sinusoidal_nd PE).");
   schema.real("base", 10000.0, "Wavelength base of the frequencies.").at_least(1.0);
-  schema.real("scale", 1.0, "Multiplies the table.");
+  schema.real("scale", 1.0, "Multiplies the table.").is_init_scale();
   schema.boolean("use_hidden_coordinates", false,
                  "With source = \"coordinates\": use coordinates the task marks as ground truth "
                  "only (an oracle initialisation, e.g. the Latin square grid).");

@@ -55,7 +55,8 @@ void declare(ParamSchema& schema) {
   schema.real("mean", 0.0, "Mean of the Gaussian before truncation.");
   schema
       .real("std", 1.0, "Standard deviation of the Gaussian before truncation (not the variance).")
-      .at_least(0.0);
+      .at_least(0.0)
+      .is_init_scale();
   schema.real("a", -2.0,
               "Lower bound, an absolute value (torch's convention), not a multiple of std.");
   schema.real("b", 2.0,

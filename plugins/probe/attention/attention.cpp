@@ -65,6 +65,8 @@ class AttentionProbe : public Probe {
       entropy.push_back(-(p * p.clamp_min(1e-300).log()).sum(-1).mean().item<double>());
     }
     pm::add_per_block(result, "entropy", entropy);
+    result.headlines.push_back(
+        {"entropy", Better::kNeither, "mean entropy of the attention rows (nats)"});
     result.arrays["maps"] = mean;
 
     if (!reference_run_.empty()) {
@@ -87,6 +89,10 @@ class AttentionProbe : public Probe {
                                              : pm::kNaN);
       }
       pm::add_per_block(result, "similarity", similarity);
+      // Compared with a reference run, the likeness is what the reader came for: it leads.
+      result.headlines.insert(result.headlines.begin(),
+                              {"similarity", Better::kHigher,
+                               "cosine similarity of the attention maps with the reference run's"});
     }
     result.note = fmt::format("mean over {} samples of split '{}'", samples, split);
     return result;

@@ -91,6 +91,9 @@ class DecodingProbe : public Probe {
       pm::add_per_block(result, "r2_" + pm::axis_name(layout, axis),
                         pm::to_vector(last.select(1, axis)));
     }
+    result.headlines.push_back({"r2", Better::kHigher,
+                                "cross-validated R^2 of a linear decoder of the true coordinates "
+                                "from the PE (1: they are linearly readable)"});
     result.arrays["r2"] = torch::stack(history);
     result.arrays["epochs"] = pm::epochs_of(snapshots);
     return result;

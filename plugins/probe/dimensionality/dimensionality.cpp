@@ -54,6 +54,9 @@ class DimensionalityProbe : public Probe {
     }
     pm::add_per_block(result, "participation_ratio", pm::to_vector(history.back()));
     pm::add_per_block(result, "components", final_components);
+    result.headlines.push_back({"participation_ratio", Better::kNeither,
+                                "participation ratio of the PE's spectrum: its effective "
+                                "number of dimensions"});
     result.arrays["participation_ratio"] = torch::stack(history);
     result.arrays["explained_variance_ratio"] = torch::stack(final_ratios);
     result.arrays["epochs"] = pm::epochs_of(snapshots);

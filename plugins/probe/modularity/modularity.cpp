@@ -102,6 +102,9 @@ class ModularityProbe : public Probe {
       history.push_back(pm::from_vector(per_block));
     }
     pm::add_per_block(result, "q", pm::to_vector(history.back()));
+    result.headlines.push_back({"q", Better::kHigher,
+                                "Newman's modularity Q of the PE-similarity graph for the "
+                                "partition (0: what random edges give)"});
     result.arrays["q"] = torch::stack(history);
     result.arrays["epochs"] = pm::epochs_of(snapshots);
     result.arrays["labels"] = labels;

@@ -41,6 +41,9 @@ class MovementProbe : public Probe {
     pm::add_per_block(result, "relative_change", pm::to_vector(change.back()));
     pm::add_per_block(result, "norm", pm::to_vector(norm.back()));
     pm::add_per_block(result, "norm_initial", pm::to_vector(initial_norm));
+    result.headlines.push_back({"relative_change", Better::kNeither,
+                                "||PE_final - PE_initial|| / ||PE_initial||: how far training "
+                                "moved the PE"});
     result.arrays["relative_change"] = torch::stack(change);
     result.arrays["norm"] = torch::stack(norm);
     result.arrays["epochs"] = pm::epochs_of(snapshots);

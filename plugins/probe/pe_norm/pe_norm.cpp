@@ -26,6 +26,8 @@ class PENormProbe : public Probe {
     result.scalars["norm_initial"] = initial.mean().item<double>();
     result.scalars["norm_final"] = final.mean().item<double>();
     result.scalars["norm_ratio"] = (final / initial.clamp_min(1e-12)).mean().item<double>();
+    result.headlines.push_back({"norm_final", Better::kNeither,
+                                "Frobenius norm of the final PE table (mean over blocks)"});
     result.arrays["norms"] = history;
     result.arrays["epochs"] = torch::tensor(epochs, torch::kFloat64);
     return result;

@@ -86,6 +86,9 @@ class ProcrustesProbe : public Probe {
       history.push_back(pm::from_vector(per_block));
     }
     pm::add_per_block(result, "distance", pm::to_vector(history.back()));
+    result.headlines.push_back({"distance", Better::kLower,
+                                "1 - (sum of singular values)^2 after centring and unit scaling "
+                                "(0: the reference PE up to rotation and scale; 1: unrelated)"});
     result.arrays["distance"] = torch::stack(history);
     result.arrays["epochs"] = pm::epochs_of(snapshots);
     result.arrays["reference"] = reference;

@@ -54,6 +54,13 @@ class RSAProbe : public Probe {
       pm::spearman_permutation_test(final_dissimilarity, truth, permutations_,
                                     static_cast<std::uint64_t>(seed_), result);
     }
+    result.headlines.push_back({"spearman", Better::kHigher,
+                                "Spearman correlation of the PE's dissimilarities with the true "
+                                "distances (1: mirrors the layout)"});
+    if (result.scalars.count("p_value")) {
+      result.headlines.push_back(
+          {"p_value", Better::kLower, "permutation test of that Spearman (block mean)"});
+    }
 
     result.arrays["spearman"] = torch::stack(history.spearman);
     result.arrays["pearson"] = torch::stack(history.pearson);
