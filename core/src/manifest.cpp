@@ -47,6 +47,15 @@ const ParamSchema& model_schema() {
              "before the first block only; shared: one PE used by every block.");
     s.choice("readout", "last", {"last", "mean"},
              "Classify from the last token (the paper) or the mean over tokens.");
+    s.real("pe_dropout", 0.0,
+           "Dropout on the tokens right after an additive PE is added, in every block that adds "
+           "one (the authors' code applies 0.1 with its fixed sinusoidal PEs); training only "
+           "unless train.eval_dropout says otherwise.")
+        .in_range(0.0, 1.0);
+    s.real("attention_dropout", 0.0, "Dropout on the attention probabilities.").in_range(0.0, 1.0);
+    s.real("residual_dropout", 0.0,
+           "Dropout on each sublayer's output (attention, MLP) before the residual add.")
+        .in_range(0.0, 1.0);
     return s;
   }();
   return schema;
@@ -78,6 +87,10 @@ const ParamSchema& train_schema() {
     s.choice("precision", "fp32", {"fp32", "bf16"},
              "fp32, or bf16: the forward pass under bfloat16 autocast (matrix products in bf16, "
              "parameters and optimizer in fp32). Fast only where the CPU has AVX512-BF16.");
+    s.choice("eval_dropout", "off", {"off", "on", "both"},
+             "Dropout while evaluating: off (the model in evaluation mode, the usual), on (the "
+             "model's dropout stays active, as in the authors' published code, which never calls "
+             "model.eval()), or both (every split twice: <split> off, <split>_dropout on).");
     s.choice("device", "cpu", {"cpu", "cuda"}, "Where to train.");
     return s;
   }();

@@ -29,6 +29,10 @@ TrainConfig TrainConfig::from_params(const Params& params) {
   config.warmup_epochs = params.real("warmup_epochs");
   config.min_lr = params.real("min_lr");
   config.bf16_autocast = params.string("precision") == "bf16";
+  const std::string& eval_dropout = params.string("eval_dropout");
+  config.eval_dropout = eval_dropout == "on"     ? TrainConfig::EvalDropout::kOn
+                        : eval_dropout == "both" ? TrainConfig::EvalDropout::kBoth
+                                                 : TrainConfig::EvalDropout::kOff;
   return config;
 }
 
@@ -239,12 +243,23 @@ std::vector<MetricRow> Trainer::evaluate(std::int64_t epoch) {
     ~Restore() { generator.set_state(state); }
   } restore{generator, rng_state};
   std::vector<MetricRow> rows;
-  for (const auto& split : split_names_) {
-    const Dataset& data = datasets_.at(split);
-    if (data.size() == 0) continue;
-    auto split_rows = objective_.masked() ? evaluate_masked(epoch, split, data)
-                                          : evaluate_classification(epoch, split, data);
-    rows.insert(rows.end(), split_rows.begin(), split_rows.end());
+  const auto evaluate_splits = [&](const std::string& suffix) {
+    for (const auto& split : split_names_) {
+      const Dataset& data = datasets_.at(split);
+      if (data.size() == 0) continue;
+      auto split_rows = objective_.masked() ? evaluate_masked(epoch, split, data)
+                                            : evaluate_classification(epoch, split, data);
+      for (auto& row : split_rows)
+        row.split += suffix;
+      rows.insert(rows.end(), split_rows.begin(), split_rows.end());
+    }
+  };
+  using EvalDropout = TrainConfig::EvalDropout;
+  if (config_.eval_dropout != EvalDropout::kOn) evaluate_splits("");
+  if (config_.eval_dropout != EvalDropout::kOff) {
+    model_.train();  // dropout active, as in training; InferenceMode still records no graph
+    evaluate_splits(config_.eval_dropout == EvalDropout::kBoth ? "_dropout" : "");
+    model_.eval();
   }
   return rows;
 }

@@ -19,6 +19,18 @@ torch::Tensor linear(const torch::Tensor& x, const torch::nn::Linear& layer) {
   return torch::linear(x, layer->weight, layer->bias);
 }
 
+// Dropout that is not there at p = 0: no copy, and no draw from the run's generator, so that a
+// model without dropout trains exactly as it did before dropout existed.
+torch::Tensor maybe_dropout(const torch::Tensor& x, double p, bool training) {
+  return p > 0.0 && training ? torch::dropout(x, p, /*train=*/true) : x;
+}
+
+double dropout_probability(const Params& params, const std::string& name) {
+  const double p = params.real(name);
+  PELAB_CHECK(p < 1.0, "model.{} = {} would drop every value; give a probability below 1", name, p);
+  return p;
+}
+
 }  // namespace
 
 ModelConfig ModelConfig::from_params(const Params& params) {
@@ -34,11 +46,14 @@ ModelConfig ModelConfig::from_params(const Params& params) {
                         : placement == "shared" ? Placement::kShared
                                                 : Placement::kEveryBlock;
   config.readout = params.string("readout") == "mean" ? Readout::kMean : Readout::kLastToken;
+  config.pe_dropout = dropout_probability(params, "pe_dropout");
+  config.attention_dropout = dropout_probability(params, "attention_dropout");
+  config.residual_dropout = dropout_probability(params, "residual_dropout");
   return config;
 }
 
-SelfAttentionImpl::SelfAttentionImpl(std::int64_t d_model, std::int64_t heads)
-    : d_model_(d_model), heads_(heads) {
+SelfAttentionImpl::SelfAttentionImpl(std::int64_t d_model, std::int64_t heads, double dropout)
+    : d_model_(d_model), heads_(heads), dropout_(dropout) {
   PELAB_CHECK(heads > 0 && d_model % heads == 0, "heads ({}) must divide d_model ({})", heads,
               d_model);
   // torch::nn::MultiheadAttention's initialisation: Xavier-uniform fused in-projection, zero
@@ -79,8 +94,9 @@ torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x, PositionalEncod
   if (pe != nullptr && pe->has_hook(PositionalEncoding::kAttentionBias)) {
     logits = logits + pe->attention_bias();
   }
-  const torch::Tensor probabilities = torch::softmax(logits, -1);
+  torch::Tensor probabilities = torch::softmax(logits, -1);
   if (weights != nullptr) *weights = probabilities.detach();
+  probabilities = maybe_dropout(probabilities, dropout_, is_training());
   torch::Tensor context = batched_matmul(probabilities, v);
   if (pe != nullptr && pe->has_hook(PositionalEncoding::kRelativeValues)) {
     context = context + pe->relative_values(probabilities);
@@ -89,7 +105,8 @@ torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x, PositionalEncod
 }
 
 EncoderBlockImpl::EncoderBlockImpl(const ModelConfig& config) : config_(config) {
-  attention = register_module("attention", SelfAttention(config.d_model, config.heads));
+  attention = register_module(
+      "attention", SelfAttention(config.d_model, config.heads, config.attention_dropout));
   linear1 = register_module("linear1",
                             torch::nn::Linear(config.d_model, config.d_model * config.mlp_ratio));
   linear2 = register_module("linear2",
@@ -106,12 +123,15 @@ torch::Tensor EncoderBlockImpl::forward(const torch::Tensor& x, PositionalEncodi
     torch::Tensor out = linear(torch::gelu(linear(h, linear1)), linear2);
     return config_.final_gelu ? torch::gelu(out) : out;
   };
+  auto branch = [&](const torch::Tensor& out) {
+    return maybe_dropout(out, config_.residual_dropout, is_training());
+  };
   if (config_.norm == ModelConfig::Norm::kPost) {
-    const torch::Tensor h = norm1->forward(x + attention->forward(x, pe, weights));
-    return norm2->forward(h + mlp(h));
+    const torch::Tensor h = norm1->forward(x + branch(attention->forward(x, pe, weights)));
+    return norm2->forward(h + branch(mlp(h)));
   }
-  const torch::Tensor h = x + attention->forward(norm1->forward(x), pe, weights);
-  return h + mlp(norm2->forward(h));
+  const torch::Tensor h = x + branch(attention->forward(norm1->forward(x), pe, weights));
+  return h + branch(mlp(norm2->forward(h)));
 }
 
 TransformerEncoder::TransformerEncoder(const ModelConfig& config, std::int64_t input_size,
@@ -179,7 +199,8 @@ torch::Tensor TransformerEncoder::encode(
   if (perturb) x = perturb(x);
   for (std::size_t block = 0; block < blocks_.size(); ++block) {
     PositionalEncoding* pe = pe_for_block(static_cast<std::int64_t>(block));
-    if (pe != nullptr && pe->has_hook(PositionalEncoding::kAdditive)) x = pe->embed(x);
+    if (pe != nullptr && pe->has_hook(PositionalEncoding::kAdditive))
+      x = maybe_dropout(pe->embed(x), config_.pe_dropout, is_training());
     torch::Tensor block_weights;
     x = blocks_[block]->forward(x, pe, weights ? &block_weights : nullptr);
     if (weights) weights->push_back(block_weights);

@@ -19,7 +19,8 @@ namespace {
 class TrainerTest : public ::testing::Test {
  protected:
   // 64 training samples in batches of 16: 4 steps an epoch.
-  std::unique_ptr<Trainer> make(const std::vector<std::string>& train_overrides) {
+  std::unique_ptr<Trainer> make(const std::vector<std::string>& train_overrides,
+                                const std::vector<std::string>& model_overrides = {}) {
     const std::string manifest = R"([experiment]
 name = "trainer"
 seeds = [1]
@@ -42,6 +43,8 @@ epochs = 10
     std::vector<std::string> overrides;
     for (const auto& text : train_overrides)
       overrides.push_back("train." + text);
+    for (const auto& text : model_overrides)
+      overrides.push_back("model." + text);
     const RunConfig config =
         Manifest::from_string(manifest, "trainer.toml", registry_, overrides).runs().front();
     torch::manual_seed(1);
@@ -59,6 +62,63 @@ epochs = 10
   std::shared_ptr<Task> task_;
   std::shared_ptr<TransformerEncoder> model_;
 };
+
+// The losses of two epochs and the evaluation after each.
+struct Trace {
+  std::vector<double> losses;
+  std::vector<MetricRow> rows;
+};
+
+Trace two_epochs(Trainer& trainer) {
+  Trace trace;
+  for (int epoch = 1; epoch <= 2; ++epoch) {
+    trace.losses.push_back(trainer.train_epoch());
+    const auto rows = trainer.evaluate(epoch);
+    trace.rows.insert(trace.rows.end(), rows.begin(), rows.end());
+  }
+  return trace;
+}
+
+double value_of(const std::vector<MetricRow>& rows, std::int64_t epoch, const std::string& split,
+                const std::string& metric) {
+  for (const auto& row : rows) {
+    if (row.epoch == epoch && row.split == split && row.group == "all" && row.metric == metric)
+      return row.value;
+  }
+  ADD_FAILURE() << "no row " << split << "/" << metric << " at epoch " << epoch;
+  return std::nan("");
+}
+
+// Evaluating with dropout on (the paper's published code), off, or both ways leaves training
+// the same: evaluation restores the generator it draws from.
+TEST_F(TrainerTest, EvalDropoutChangesEvaluationNotTraining) {
+  const Trace off = two_epochs(*make({"eval_dropout=\"off\""}, {"pe_dropout=0.5"}));
+  const Trace on = two_epochs(*make({"eval_dropout=\"on\""}, {"pe_dropout=0.5"}));
+  const Trace both = two_epochs(*make({"eval_dropout=\"both\""}, {"pe_dropout=0.5"}));
+  EXPECT_EQ(off.losses, on.losses);
+  EXPECT_EQ(off.losses, both.losses);
+  for (const char* metric : {"loss", "accuracy"}) {
+    EXPECT_EQ(value_of(both.rows, 2, "test", metric), value_of(off.rows, 2, "test", metric));
+    EXPECT_EQ(value_of(both.rows, 2, "test_dropout", metric), value_of(on.rows, 2, "test", metric));
+  }
+  // Half the PE'd tokens dropped: evaluation with dropout is another (worse) model.
+  EXPECT_NE(value_of(on.rows, 2, "test", "loss"), value_of(off.rows, 2, "test", "loss"));
+  // Without dropout in the model, "on" evaluates the same model as "off".
+  const Trace plain_off = two_epochs(*make({"eval_dropout=\"off\""}));
+  const Trace plain_both = two_epochs(*make({"eval_dropout=\"both\""}));
+  EXPECT_EQ(value_of(plain_both.rows, 2, "test_dropout", "loss"),
+            value_of(plain_off.rows, 2, "test", "loss"));
+}
+
+// Dropout draws from the run's generator while training: another model than without.
+TEST_F(TrainerTest, DropoutChangesTraining) {
+  const Trace plain = two_epochs(*make({}));
+  for (const char* key : {"pe_dropout=0.2", "attention_dropout=0.2", "residual_dropout=0.2"}) {
+    const Trace dropped = two_epochs(*make({}, {key}));
+    EXPECT_NE(dropped.losses, plain.losses) << key;
+    EXPECT_EQ(dropped.losses, two_epochs(*make({}, {key})).losses) << key << ": deterministic";
+  }
+}
 
 TEST_F(TrainerTest, ConstantIsTheDefault) {
   auto trainer = make({});

@@ -333,6 +333,38 @@ TEST(TransformerEncoder, RejectsBadShapesAndFactories) {
                InternalError);
 }
 
+// Dropout is active in training mode only, and absent at p = 0 (no draw from the generator).
+TEST(TransformerEncoder, DropoutOnlyWhileTraining) {
+  const torch::Tensor inputs = torch::randn({4, 5, 3});
+  for (const char* where : {"pe", "attention", "residual"}) {
+    ModelConfig config = small_config(2);
+    (std::string(where) == "pe"          ? config.pe_dropout
+     : std::string(where) == "attention" ? config.attention_dropout
+                                         : config.residual_dropout) = 0.5;
+    FactoryLog log;
+    torch::manual_seed(3);
+    TransformerEncoder model(config, 3, Objective::classification(4), counting_factory(log, 5));
+    model.eval();
+    const torch::Tensor evaluated = model.forward(inputs);
+    EXPECT_TRUE(torch::equal(evaluated, model.forward(inputs))) << where;
+    model.train();
+    const torch::Tensor first = model.forward(inputs);
+    EXPECT_FALSE(torch::equal(first, model.forward(inputs))) << where << ": a fresh mask a call";
+    EXPECT_FALSE(torch::equal(first, evaluated)) << where;
+  }
+  ModelConfig config = small_config(2);
+  FactoryLog log;
+  TransformerEncoder model(config, 3, Objective::classification(4), counting_factory(log, 5));
+  model.train();
+  torch::manual_seed(5);
+  const torch::Tensor trained = model.forward(inputs);
+  const torch::Tensor next_draw = torch::rand({1});
+  torch::manual_seed(5);
+  model.eval();
+  EXPECT_TRUE(torch::equal(trained, model.forward(inputs)));
+  EXPECT_TRUE(torch::equal(next_draw, torch::rand({1}))) << "p = 0 drew from the generator";
+}
+
 TEST(ModelConfig, FromTheModelSection) {
   Params params;
   for (const auto& spec : model_schema().specs())
@@ -356,6 +388,18 @@ TEST(ModelConfig, FromTheModelSection) {
   EXPECT_FALSE(custom.final_gelu);
   params.set("pe_placement", std::string("input"));
   EXPECT_EQ(ModelConfig::from_params(params).pe_placement, ModelConfig::Placement::kInputOnly);
+  EXPECT_EQ(defaults.pe_dropout, 0.0);
+  params.set("pe_dropout", 0.1);
+  EXPECT_EQ(ModelConfig::from_params(params).pe_dropout, 0.1);
+  params.set("attention_dropout", 1.0);
+  try {
+    ModelConfig::from_params(params);
+    FAIL() << "a dropout of 1 was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("model.attention_dropout = 1 would drop every value"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

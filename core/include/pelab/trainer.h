@@ -37,6 +37,11 @@ struct PELAB_API TrainConfig {
   /// in bf16, reductions and the loss in fp32); parameters, gradients and AdamW stay fp32.
   /// Evaluation runs in the same precision.
   bool bf16_autocast = false;
+  /// Whether evaluation keeps the model's dropout active: off, on (the paper's published code),
+  /// or both (each split evaluated twice, the second as "<split>_dropout"). Evaluation restores
+  /// the generator it draws from, so training is the same whichever is chosen.
+  enum class EvalDropout { kOff, kOn, kBoth };
+  EvalDropout eval_dropout = EvalDropout::kOff;
 
   static TrainConfig from_params(const Params& params);
 };

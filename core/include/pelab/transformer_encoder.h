@@ -36,6 +36,14 @@ struct PELAB_API ModelConfig {
   /// Each block its own PE at its input (the paper), one PE at the input only, or one PE shared.
   Placement pe_placement = Placement::kEveryBlock;
   Readout readout = Readout::kLastToken;
+  /// Dropout probabilities, each 0 (off, the paper's model) by default and applied only while
+  /// the model is in training mode. pe_dropout: on the tokens right after an additive PE is added
+  /// (in every block that adds one: the authors' fixed sinusoidal PEs return Dropout(x + pe));
+  /// attention_dropout: on the attention probabilities; residual_dropout: on the output of each
+  /// sublayer (attention, MLP) before it joins the residual stream.
+  double pe_dropout = 0.0;
+  double attention_dropout = 0.0;
+  double residual_dropout = 0.0;
 
   /// Reads the [model] section (see model_schema()).
   static ModelConfig from_params(const Params& params);
@@ -46,10 +54,10 @@ struct PELAB_API ModelConfig {
 /// attention-side PE hooks (rotate q and k, add a logit bias).
 class PELAB_API SelfAttentionImpl : public torch::nn::Module {
  public:
-  SelfAttentionImpl(std::int64_t d_model, std::int64_t heads);
+  SelfAttentionImpl(std::int64_t d_model, std::int64_t heads, double dropout = 0.0);
 
   /// x: [batch, tokens, d_model]. `pe` may be null. When `weights` is not null it receives the
-  /// attention probabilities [batch, heads, tokens, tokens].
+  /// attention probabilities [batch, heads, tokens, tokens] (before dropout).
   torch::Tensor forward(const torch::Tensor& x, PositionalEncoding* pe,
                         torch::Tensor* weights = nullptr);
 
@@ -60,6 +68,7 @@ class PELAB_API SelfAttentionImpl : public torch::nn::Module {
  private:
   std::int64_t d_model_;
   std::int64_t heads_;
+  double dropout_;
 };
 TORCH_MODULE(SelfAttention);
 
