@@ -13,6 +13,7 @@
 
 #include "pelab/run_folder.h"
 #include "pelab/run_io.h"
+#include "pelab/run_loader.h"
 #include "report.h"
 
 namespace pelab::report {
@@ -23,15 +24,7 @@ namespace {
 
 // How a panel's title says which way its scalar improves.
 std::string direction_suffix(Better better) {
-  switch (better) {
-    case Better::kHigher:
-      return " (higher is better)";
-    case Better::kLower:
-      return " (lower is better)";
-    case Better::kNeither:
-      break;
-  }
-  return "";
+  return better == Better::kNeither ? "" : fmt::format(" ({} is better)", to_string(better));
 }
 
 // A gnuplot single-quoted string.
