@@ -35,10 +35,12 @@ document.getElementById('report').addEventListener('load', () => {
 </body></html>
 HTML
 
-# Root in CI needs --no-sandbox. The browser's own background traffic (updates, time) is
-# switched off where it can be, and told apart in the net log by its initiator.
-flags=(--headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking
-       --disable-component-update --disable-sync --user-data-dir="$work/profile"
+# Root in CI needs --no-sandbox; a container's small /dev/shm, --disable-dev-shm-usage. The
+# browser's own background traffic (updates, time) is switched off where it can be, and told
+# apart in the net log by its initiator.
+flags=(--headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run
+       --disable-background-networking --disable-component-update --disable-sync
+       --user-data-dir="$work/profile"
        --virtual-time-budget=15000)
 timeout 120 "$chromium" "${flags[@]}" --allow-file-access-from-files \
   --log-net-log="$work/net.json" --dump-dom "file://$work/inspect.html" \
