@@ -220,6 +220,19 @@ TEST_F(ReportFolder, TheInitScaleIsTheParameterTheSchemaMarks) {
   EXPECT_FALSE(report::collect(dir_ / "exp").points[0].init_scale.has_value());
 }
 
+// Keys that split a series are named in its labels, numbers as they were written.
+TEST_F(ReportFolder, LabelsNameTheKeysThatDifferWithTheirShortestDecimals) {
+  write_run("pe=sinusoidal-small", 1,
+            "[pe]\nplugin = \"sinusoidal_nd\"\nbase = 10000.0\nscale = 0.1\n"
+            "use_hidden_coordinates = true\n",
+            0.5, 0.5, 0.5);
+  std::vector<std::string> labels;
+  for (const auto& point : report::collect(dir_ / "exp", &registry_).points)
+    labels.push_back(point.label);
+  EXPECT_THAT(labels, Contains("sinusoidal_nd, pe.scale=0.1"));
+  EXPECT_THAT(labels, Contains("sinusoidal_nd, pe.scale=1"));
+}
+
 TEST_F(ReportFolder, AnInitializerThatCannotBeLoadedIsAWarningNotAScale) {
   write_run("pe.init.b=1", 1,
             "[pe]\nplugin = \"learned\"\ninit = { plugin = \"laplace_elsewhere\", b = 1.0 }\n", 0.5,

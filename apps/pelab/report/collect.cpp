@@ -57,6 +57,8 @@ void flatten(const toml::table& table, const std::string& prefix,
       std::ostringstream text;
       text << *array;
       out[path] = text.str();
+    } else if (const auto number = node.value_exact<double>()) {
+      out[path] = format_number(*number);  // 0.1, not toml++'s 0.10000000000000001
     } else {
       std::ostringstream text;
       node.visit([&](auto&& value) { text << value; });
