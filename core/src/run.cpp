@@ -127,6 +127,16 @@ BuiltRun::~BuiltRun() = default;
 
 BuiltRun build_run(const RunConfig& config, Registry& registry, WithTrainer with_trainer,
                    std::shared_ptr<Task> task) {
+  // Checked here, where `pelab validate` builds each point too, before anything is built.
+  const std::string& device = config.train.string("device");
+  if (device != "cpu") {
+    const SourceLocation& where = config.train.location("device");
+    throw Error(fmt::format(
+        "{}train.device = \"{}\": pelab trains on the CPU only. This pelab's LibTorch ({}) {} "
+        "CUDA, and the run path is not device-generic yet; set train.device = \"cpu\"",
+        where.known() ? where.str() + ": " : "", device, TORCH_VERSION,
+        torch::cuda::is_available() ? "has" : "was built without"));
+  }
   torch::manual_seed(static_cast<std::uint64_t>(config.seed));
   BuiltRun run;
   run.task = task ? std::move(task) : registry.create_task(config.task);
@@ -348,9 +358,6 @@ RunOutcome execute_run(const RunConfig& config, Registry& registry, const std::s
   if (finished()) return outcome;  // by the process that held it a moment ago
   folder.remove_stale_temporaries();
   const auto started = Clock::now();
-  PELAB_CHECK(config.train.string("device") == "cpu",
-              "device = \"{}\" needs a LibTorch built with CUDA; this build runs on the CPU",
-              config.train.string("device"));
 
   auto logger = std::make_shared<spdlog::logger>(
       "run", std::make_shared<spdlog::sinks::basic_file_sink_mt>(folder.path("run.log")));

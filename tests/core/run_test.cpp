@@ -223,14 +223,17 @@ TEST_F(RunTest, ResumedRunEqualsAStraightOne) {
   }
 }
 
+// Refused when the run is built, so `pelab validate` (which builds each point) refuses it too.
 TEST_F(RunTest, CudaDeviceIsRefusedOnThisBuild) {
   ScratchDir root;
   try {
     run(root.path(), {"train.device=cuda"});
     FAIL() << "the run started";
   } catch (const Error& e) {
-    EXPECT_THAT(e.what(), HasSubstr("cuda"));
+    EXPECT_THAT(e.what(), HasSubstr("train.device = \"cuda\": pelab trains on the CPU only"));
+    EXPECT_THAT(e.what(), HasSubstr("was built without CUDA"));
   }
+  EXPECT_THROW(build_run(config({"train.device=cuda"}), registry_, WithTrainer::kNo), Error);
 }
 
 TEST_F(RunTest, ALibTorchErrorFailsTheRunWithoutABacktrace) {
