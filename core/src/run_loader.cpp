@@ -23,6 +23,10 @@ namespace pelab {
 namespace fs = boost::filesystem;
 using json = nlohmann::ordered_json;
 
+std::string probe_output_name(const std::string& plugin, int occurrence) {
+  return occurrence == 1 ? plugin : fmt::format("{}_{}", plugin, occurrence);
+}
+
 std::string to_string(Better better) {
   switch (better) {
     case Better::kHigher:
@@ -54,8 +58,7 @@ std::vector<ProbeOutcome> run_probes(const std::vector<PluginSpec>& probes,
   for (const auto& spec : probes) {
     ProbeOutcome outcome;
     // A probe listed twice (e.g. modularity of rows and of columns) writes `<name>_2`, ...
-    const int count = ++seen[spec.name];
-    outcome.name = count == 1 ? spec.name : fmt::format("{}_{}", spec.name, count);
+    outcome.name = probe_output_name(spec.name, ++seen[spec.name]);
     json document = {{"probe", spec.name}};
     if (!context.snapshots.empty()) document["epoch"] = context.snapshots.back().epoch;
     // Arrays of an earlier run of this probe would outlive a failure or a renamed array.

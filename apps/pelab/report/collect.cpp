@@ -15,6 +15,7 @@
 #include "pelab/registry.h"
 #include "pelab/run_folder.h"
 #include "pelab/run_io.h"
+#include "pelab/run_loader.h"
 #include "report.h"
 
 namespace pelab::report {
@@ -97,17 +98,10 @@ std::optional<std::pair<std::string, double>> marked_scale(const toml::table& sp
                     to_string(kind), *name, e.what()));
     return std::nullopt;
   }
+  // A run's config.toml is resolved: the marked parameter is spelt out, defaults included.
   if (const ParamSpec* spec = schema->init_scale()) {
-    // A value the config does not spell out is the declared default.
-    const toml::node* node = spec_table.get(spec->name);
-    const auto value = node ? node->value<double>() : std::nullopt;
-    if (value) return std::make_pair(prefix + "." + spec->name, *value);
-    if (node == nullptr) {
-      if (const auto* number = std::get_if<double>(&spec->default_value))
-        return std::make_pair(prefix + "." + spec->name, *number);
-      if (const auto* number = std::get_if<std::int64_t>(&spec->default_value))
-        return std::make_pair(prefix + "." + spec->name, static_cast<double>(*number));
-    }
+    if (const auto value = spec_table[spec->name].value<double>())
+      return std::make_pair(prefix + "." + spec->name, *value);
   }
   for (const ParamSpec& spec : schema->specs()) {
     if (spec.type != ParamType::kPlugin) continue;
@@ -132,13 +126,11 @@ PEDescription describe_pe(const std::string& config_path, Registry* registry,
   flatten(root, "", description.entries);
   description.task = root["task"]["plugin"].value_or(std::string());
   if (const toml::array* probes = root["probe"].as_array()) {
-    std::map<std::string, int> seen;  // a probe listed twice writes <name>_2 (run_probes)
+    std::map<std::string, int> seen;
     for (const auto& node : *probes) {
       const toml::table* probe = node.as_table();
       const auto name = probe ? (*probe)["plugin"].value<std::string>() : std::nullopt;
-      if (!name) continue;
-      const int count = ++seen[*name];
-      description.probes.push_back(count == 1 ? *name : fmt::format("{}_{}", *name, count));
+      if (name) description.probes.push_back(probe_output_name(*name, ++seen[*name]));
     }
   }
   const toml::table* pe = root["pe"].as_table();

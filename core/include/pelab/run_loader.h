@@ -34,6 +34,10 @@ PELAB_API std::vector<ProbeOutcome> run_probes(const std::vector<PluginSpec>& pr
                                                const ProbeContext& context, Registry& registry,
                                                const std::string& run_dir);
 
+/// The name of a probe's outputs (probes/<name>.json, its scalars' "probe/<name>/..." keys): the
+/// plugin's name for the first time a manifest lists it, then "<plugin>_2", "<plugin>_3", ...
+PELAB_API std::string probe_output_name(const std::string& plugin, int occurrence);
+
 /// "higher", "lower" or "neither", as probes/<name>.json writes a headline's direction.
 PELAB_API std::string to_string(Better better);
 
