@@ -22,7 +22,7 @@ DEBIAN_PACKAGES := g++ clang-14 libclang-rt-14-dev cmake make ccache \
 	libtorch-dev libopenblas0-openmp \
 	libboost-dev libboost-filesystem-dev libfmt-dev libtomlplusplus-dev \
 	libcli11-dev libspdlog-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev \
-	libnifti2-dev slurmctld slurmd slurm-client munge \
+	libnifti2-dev libgloo-dev slurmctld slurmd slurm-client munge \
 	python3-numpy python3-torch gnuplot-nox chromium
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)

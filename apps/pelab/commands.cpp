@@ -5,14 +5,17 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <thread>
 
 #include <fmt/format.h>
 #include <torch/version.h>
 #include <boost/filesystem.hpp>
 
 #include "launch/launcher.h"
+#include "launch/rank_launcher.h"
 #include "launch/shard.h"
 #include "launch/sweep_status.h"
+#include "pelab/collective.h"
 #include "pelab/error.h"
 #include "pelab/manifest.h"
 #include "pelab/registry.h"
@@ -189,17 +192,50 @@ std::int64_t slurm_cpus_per_task() {
 }  // namespace
 
 int run(const Options& options) {
+  const auto rank_timeout =
+      std::chrono::milliseconds(static_cast<std::int64_t>(options.rank_timeout * 1000.0));
+  if (options.nproc_per_node > 1) {
+    PELAB_CHECK(options.jobs == 1,
+                "-j {} trains several runs at once, --nproc-per-node {} one run with several "
+                "processes: give one of them",
+                options.jobs, options.nproc_per_node);
+    // Read the manifest once here, so that a bad one is said once rather than by every rank.
+    Registry registry = make_registry(options);
+    Manifest::from_file(options.manifest, registry, options.overrides);
+    return launch_local_ranks(options.nproc_per_node, options.arguments,
+                              std::min(rank_timeout, std::chrono::milliseconds(30000)));
+  }
+  const std::optional<Rendezvous> rendezvous = Rendezvous::from_environment();
+  PELAB_CHECK(!rendezvous || options.jobs == 1,
+              "-j {} trains several runs at once, but this process is {} of a data-parallel "
+              "run ({}): drop -j",
+              options.jobs, rendezvous ? rendezvous->describe() : "",
+              rendezvous ? rendezvous->source : "");
   Registry registry = make_registry(options);
   const Manifest manifest = Manifest::from_file(options.manifest, registry, options.overrides);
   const std::size_t total = manifest.runs().size();
+  std::unique_ptr<Collective> ranks;
+  if (rendezvous) ranks = Collective::connect(*rendezvous, rank_timeout);
+  const bool rank_zero = !ranks || ranks->rank() == 0;
+  // Rank 0 speaks for the run; the others' output would repeat it line for line.
+  if (!rank_zero && std::freopen("/dev/null", "w", stdout) == nullptr) {
+    throw Error("cannot silence this rank's standard output");
+  }
   LaunchPlan plan;
   plan.manifest = &manifest;
   plan.manifest_path = options.manifest;
   plan.overrides = options.overrides;
   plan.output = options.output;
-  plan.run_options.progress = !options.quiet;
+  plan.run_options.progress = !options.quiet && rank_zero;
   plan.run_options.force = options.force;
+  plan.run_options.ranks = ranks.get();
   plan.default_threads = slurm_cpus_per_task();
+  if (rendezvous && plan.default_threads == 0) {
+    // The ranks on one host share its cores.
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    plan.default_threads =
+        std::max<std::int64_t>(1, static_cast<std::int64_t>(cores) / rendezvous->local_world_size);
+  }
 
   if (options.only >= 0) {  // a worker of --jobs
     PELAB_CHECK(static_cast<std::size_t>(options.only) < total,
@@ -229,8 +265,12 @@ int run(const Options& options) {
     std::printf("shard %zu/%zu: %zu of the %zu runs\n", shard->index, shard->count,
                 plan.runs.size(), total);
   }
+  if (ranks && rank_zero) {
+    std::printf("each run data-parallel over %d ranks (%s), %lld thread(s) each\n", ranks->size(),
+                rendezvous->source.c_str(), static_cast<long long>(plan.default_threads));
+  }
   std::fflush(stdout);
-  write_sweep_record(experiment_dir, manifest, options.manifest, options.overrides);
+  if (rank_zero) write_sweep_record(experiment_dir, manifest, options.manifest, options.overrides);
   const std::unique_ptr<Launcher> launcher =
       options.jobs > 1 && plan.runs.size() > 1
           ? make_process_pool_launcher(options.jobs, options.arguments)
@@ -254,6 +294,7 @@ int run(const Options& options) {
     throw Error(fmt::format("{} of {} runs failed; see run.log and summary.json in:\n  {}",
                             failed.size(), plan.runs.size(), fmt::join(failed, "\n  ")));
   }
+  if (!rank_zero) return 0;
   if (shard || options.no_report) {
     std::printf("report: `pelab report %s`%s\n", experiment_dir.c_str(),
                 shard ? " once every shard has finished" : "");

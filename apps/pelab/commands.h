@@ -16,6 +16,8 @@ struct Options {
   bool force = false;
   bool quiet = false;
   int jobs = 1;
+  int nproc_per_node = 1;      // ranks of each run started here (data-parallel)
+  double rank_timeout = 1800;  // seconds a rank waits for the others (rendezvous, collectives)
   int only = -1;      // run only this run of the expansion (how `--jobs` starts its workers)
   std::string shard;  // "K/N": only the K-th of N interleaved slices of the runs
   bool no_report = false;

@@ -59,6 +59,14 @@ int main(int argc, char** argv) {
   run->add_option("--jobs,-j", options.jobs,
                   "Runs at once, each in its own process with its share of the cores")
       ->check(CLI::Range(1, 1024));
+  run->add_option("--nproc-per-node", options.nproc_per_node,
+                  "Train each run with N processes on this host, data-parallel (torchrun's "
+                  "--nproc-per-node; under torchrun or srun the ranks come from their variables)")
+      ->check(CLI::Range(1, 1024));
+  run->add_option("--rank-timeout", options.rank_timeout,
+                  "Seconds a rank of a data-parallel run waits for the others before it fails")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 1e6));
   run->add_option("--shard", options.shard,
                   "Run only the K-th of N interleaved slices of the runs, K/N (inside a Slurm "
                   "array task: from SLURM_ARRAY_TASK_ID, _MIN and _MAX when not given)");

@@ -15,6 +15,7 @@
 #include <torch/torch.h>
 #include <boost/filesystem.hpp>
 
+#include "pelab/collective.h"
 #include "pelab/error.h"
 #include "pelab/registry.h"
 #include "pelab/run_claim.h"
@@ -126,7 +127,7 @@ BuiltRun& BuiltRun::operator=(BuiltRun&&) noexcept = default;
 BuiltRun::~BuiltRun() = default;
 
 BuiltRun build_run(const RunConfig& config, Registry& registry, WithTrainer with_trainer,
-                   std::shared_ptr<Task> task) {
+                   std::shared_ptr<Task> task, Collective* ranks) {
   // Checked here, where `pelab validate` builds each point too, before anything is built.
   const std::string& device = config.train.string("device");
   if (device != "cpu") {
@@ -149,8 +150,8 @@ BuiltRun build_run(const RunConfig& config, Registry& registry, WithTrainer with
         return registry.create_positional_encoding(config.pe, layout, shape);
       });
   if (with_trainer == WithTrainer::kYes) {
-    run.trainer =
-        std::make_unique<Trainer>(*run.model, *run.task, TrainConfig::from_params(config.train));
+    run.trainer = std::make_unique<Trainer>(*run.model, *run.task,
+                                            TrainConfig::from_params(config.train), ranks);
   }
   return run;
 }
@@ -187,48 +188,57 @@ RunSummary summary_of(const RunConfig& config, const std::string& status) {
 }
 
 // One claimed run being trained in its folder: what it has produced so far (metrics, PE
-// snapshots) and how long training took.
+// snapshots) and how long training took. Data-parallel, every rank trains it and only rank 0 has
+// the folder, the claim and a log (the others get none).
 class RunTraining {
  public:
-  RunTraining(const RunConfig& config, BuiltRun& run, const RunFolder& folder, RunClaim& claim,
-              spdlog::logger& logger)
+  RunTraining(const RunConfig& config, BuiltRun& run, const RunFolder* folder, RunClaim* claim,
+              spdlog::logger& logger, Collective* ranks)
       : config_(config),
         train_(TrainConfig::from_params(config.train)),
         run_(run),
         folder_(folder),
         claim_(claim),
-        logger_(logger) {}
+        logger_(logger),
+        ranks_(ranks) {}
 
   // Starts the run afresh in its folder: the initial snapshot and evaluation.
   void start_fresh() {
-    folder_.clear_outputs();
-    folder_.write_config(config_);
-    snapshots_.push_back(run_.model->snapshot(0));
-    folder_.write_snapshot(snapshots_.back());
+    if (folder_) {
+      folder_->clear_outputs();
+      folder_->write_config(config_);
+      snapshots_.push_back(run_.model->snapshot(0));
+      folder_->write_snapshot(snapshots_.back());
+    }
+    synchronize_ranks();
     rows_ = run_.trainer->evaluate(0);
-    folder_.write_metrics(rows_);
+    if (folder_) folder_->write_metrics(rows_);
   }
 
-  // Restores the run from its last readable checkpoint.
+  // Restores the run from its last readable checkpoint (rank 0, which then hands it over).
   void resume() {
-    const auto checkpoint = folder_.load_checkpoint(*run_.model, &run_.trainer->optimizer());
-    if (!checkpoint.warning.empty()) logger_.warn("{}", checkpoint.warning);
-    try {
-      rows_ = folder_.read_metrics(checkpoint.epoch);
-    } catch (const Error& e) {
-      if (checkpoint.metrics_csv.empty()) throw;
-      // Damaged (a hand edit, a copy cut short): the checkpoint's own copy is as good up to its
-      // epoch, and the run rewrites metrics.csv at its next evaluation.
-      rows_ = RunFolder::parse_metrics(checkpoint.metrics_csv, checkpoint.file, checkpoint.epoch);
-      folder_.write_metrics(rows_);
-      logger_.warn("metrics.csv is unreadable ({}); restored its rows up to epoch {} from {}",
-                   e.what(), checkpoint.epoch, checkpoint.file);
+    if (folder_) {
+      const auto checkpoint = folder_->load_checkpoint(*run_.model, &run_.trainer->optimizer());
+      if (!checkpoint.warning.empty()) logger_.warn("{}", checkpoint.warning);
+      try {
+        rows_ = folder_->read_metrics(checkpoint.epoch);
+      } catch (const Error& e) {
+        if (checkpoint.metrics_csv.empty()) throw;
+        // Damaged (a hand edit, a copy cut short): the checkpoint's own copy is as good up to
+        // its epoch, and the run rewrites metrics.csv at its next evaluation.
+        rows_ = RunFolder::parse_metrics(checkpoint.metrics_csv, checkpoint.file, checkpoint.epoch);
+        folder_->write_metrics(rows_);
+        logger_.warn("metrics.csv is unreadable ({}); restored its rows up to epoch {} from {}",
+                     e.what(), checkpoint.epoch, checkpoint.file);
+      }
+      snapshots_ = folder_->read_snapshots(checkpoint.epoch);
+      run_.trainer->resume_after_epoch(checkpoint.epoch);
+      folder_->write_config(config_);  // may extend the epochs
+      logger_.info("resumed from the checkpoint of epoch {} ({})", checkpoint.epoch,
+                   checkpoint.file);
+      last_epoch_ = checkpoint.epoch;
     }
-    snapshots_ = folder_.read_snapshots(checkpoint.epoch);
-    run_.trainer->resume_after_epoch(checkpoint.epoch);
-    folder_.write_config(config_);  // may extend the epochs
-    logger_.info("resumed from the checkpoint of epoch {} ({})", checkpoint.epoch, checkpoint.file);
-    last_epoch_ = checkpoint.epoch;
+    synchronize_ranks();
   }
 
   // Trains the remaining epochs, evaluating, snapshotting and checkpointing as configured. A
@@ -243,7 +253,7 @@ class RunTraining {
         last_epoch_ = epoch;
         const double eta = seconds_ / static_cast<double>(epoch - first + 1) *
                            static_cast<double>(train_.epochs - epoch);
-        claim_.progress(epoch, train_.epochs, eta);
+        if (claim_) claim_->progress(epoch, train_.epochs, eta);
         if (progress) print_progress(epoch, loss, eta, evaluated);
       }
     } catch (const Error& e) {
@@ -258,7 +268,7 @@ class RunTraining {
       fail(fmt::format("LibTorch stopped the training: {} (the run's PE: {})", e.what(),
                        describe_spec(config_.pe)));
     }
-    folder_.write_metrics(rows_);
+    if (folder_) folder_->write_metrics(rows_);
   }
 
   [[noreturn]] void fail(const std::string& error) {
@@ -266,9 +276,13 @@ class RunTraining {
     failed.epoch = last_epoch_ + 1;
     failed.error = error;
     logger_.error("{}", error);
-    const std::string unrecorded = record_failure(folder_, failed);
+    if (!folder_) {
+      throw Error(fmt::format("run {} failed in epoch {} on {}: {}", config_.relative_dir(),
+                              failed.epoch, ranks_->rendezvous().describe(), error));
+    }
+    const std::string unrecorded = record_failure(*folder_, failed);
     throw Error(fmt::format("run {} failed in epoch {}: {} (its files are kept in {}{})",
-                            config_.relative_dir(), failed.epoch, error, folder_.dir(),
+                            config_.relative_dir(), failed.epoch, error, folder_->dir(),
                             unrecorded));
   }
 
@@ -279,6 +293,15 @@ class RunTraining {
   }
 
  private:
+  // Every rank continues from rank 0's state and epoch.
+  void synchronize_ranks() {
+    if (ranks_ == nullptr) return;
+    run_.trainer->synchronize_ranks();
+    torch::Tensor epoch = torch::tensor({last_epoch_}, torch::kInt64);
+    ranks_->broadcast(epoch);
+    last_epoch_ = epoch.item<std::int64_t>();
+  }
+
   double train_epoch(std::int64_t epoch) {
     const auto started = Clock::now();
     const double loss = run_.trainer->train_epoch();
@@ -292,12 +315,13 @@ class RunTraining {
   void evaluate(std::int64_t epoch) {
     const auto evaluation = run_.trainer->evaluate(epoch);
     rows_.insert(rows_.end(), evaluation.begin(), evaluation.end());
+    if (!folder_) return;
     snapshots_.push_back(run_.model->snapshot(epoch));
-    folder_.write_snapshot(snapshots_.back());
-    folder_.write_metrics(rows_);
+    folder_->write_snapshot(snapshots_.back());
+    folder_->write_metrics(rows_);
     const std::int64_t every = train_.checkpoint_every > 0 ? train_.checkpoint_every : 1;
     if ((epoch / train_.eval_every) % every == 0 || epoch == train_.epochs)
-      folder_.save_checkpoint(*run_.model, run_.trainer->optimizer(), epoch, rows_);
+      folder_->save_checkpoint(*run_.model, run_.trainer->optimizer(), epoch, rows_);
     logger_.info("epoch {}: {}", epoch, evaluation_line(evaluation));
   }
 
@@ -317,15 +341,26 @@ class RunTraining {
   const RunConfig& config_;
   const TrainConfig train_;
   BuiltRun& run_;
-  const RunFolder& folder_;
-  RunClaim& claim_;
+  const RunFolder* folder_;
+  RunClaim* claim_;
   spdlog::logger& logger_;
+  Collective* ranks_;
   std::vector<MetricRow> rows_;
   std::vector<PESnapshot> snapshots_;
   std::int64_t last_epoch_ = 0;
   double seconds_ = 0.0;
   std::int64_t steps_ = 0;
 };
+
+// What rank 0 found in a run's folder, which the other ranks follow.
+enum class RankPlan : std::int64_t { kFresh, kResume, kSkipped, kClaimedElsewhere, kFailed };
+
+RankPlan share_plan(Collective* ranks, RankPlan plan) {
+  if (ranks == nullptr) return plan;
+  torch::Tensor code = torch::tensor({static_cast<std::int64_t>(plan)}, torch::kInt64);
+  ranks->broadcast(code);
+  return static_cast<RankPlan>(code.item<std::int64_t>());
+}
 
 std::int64_t thread_count(const RunConfig& config) {
   const std::int64_t configured = config.train.integer("threads");
@@ -334,10 +369,50 @@ std::int64_t thread_count(const RunConfig& config) {
 
 }  // namespace
 
+namespace {
+
+// A rank other than 0: trains what rank 0 decided, writes nothing.
+RunOutcome follow_rank_zero(const RunConfig& config, Registry& registry, Collective& ranks,
+                            RunOutcome outcome) {
+  const RankPlan plan = share_plan(&ranks, RankPlan::kFresh);
+  if (plan == RankPlan::kSkipped) {
+    outcome.skipped = true;
+    return outcome;
+  }
+  if (plan == RankPlan::kClaimedElsewhere) {
+    outcome.claimed_elsewhere = true;
+    outcome.holder = "another process (see rank 0)";
+    return outcome;
+  }
+  PELAB_CHECK(plan != RankPlan::kFailed, "{}: rank 0 could not start run {} (see its error)",
+              ranks.rendezvous().describe(), config.relative_dir());
+  const auto started = Clock::now();
+  torch::set_num_threads(static_cast<int>(thread_count(config)));
+  BuiltRun run = build_run(config, registry, WithTrainer::kYes, nullptr, &ranks);
+  spdlog::logger silent("run");  // no sinks: rank 0 keeps the run's log
+  RunTraining training(config, run, nullptr, nullptr, silent, &ranks);
+  if (plan == RankPlan::kResume) {
+    training.resume();
+  } else {
+    training.start_fresh();
+  }
+  training.train(false);
+  outcome.seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  outcome.final_metrics = final_metrics(training.rows());
+  return outcome;
+}
+
+}  // namespace
+
 RunOutcome execute_run(const RunConfig& config, Registry& registry, const std::string& output_root,
                        const RunOptions& options) {
+  Collective* ranks =
+      options.ranks != nullptr && options.ranks->size() > 1 ? options.ranks : nullptr;
   RunOutcome outcome;
   outcome.dir = (fs::path(output_root) / config.relative_dir()).string();
+  if (ranks != nullptr && ranks->rank() != 0)
+    return follow_rank_zero(config, registry, *ranks, outcome);
+
   const RunFolder folder(outcome.dir);
   const std::string resolved = config.to_toml();
   auto finished = [&] {
@@ -347,16 +422,33 @@ RunOutcome execute_run(const RunConfig& config, Registry& registry, const std::s
     outcome.final_metrics = summary->final_metrics;
     return outcome.skipped = true;
   };
-  if (finished()) return outcome;
-  std::optional<ClaimOwner> holder;
-  const std::unique_ptr<RunClaim> claim = RunClaim::try_claim(outcome.dir, &holder);
-  if (!claim) {
-    outcome.claimed_elsewhere = true;
-    outcome.holder = holder ? holder->describe() : "another process";
-    return outcome;
+  std::unique_ptr<RunClaim> claim;
+  bool resume = false;
+  try {
+    if (finished()) {
+      share_plan(ranks, RankPlan::kSkipped);
+      return outcome;
+    }
+    std::optional<ClaimOwner> holder;
+    claim = RunClaim::try_claim(outcome.dir, &holder);
+    if (!claim) {
+      outcome.claimed_elsewhere = true;
+      outcome.holder = holder ? holder->describe() : "another process";
+      share_plan(ranks, RankPlan::kClaimedElsewhere);
+      return outcome;
+    }
+    if (finished()) {  // by the process that held it a moment ago
+      share_plan(ranks, RankPlan::kSkipped);
+      return outcome;
+    }
+    folder.remove_stale_temporaries();
+    resume = folder.has_checkpoint() && !options.force;
+    if (resume) check_same_config(folder, resolved, /*resuming=*/true, registry);
+  } catch (const Error&) {
+    share_plan(ranks, RankPlan::kFailed);
+    throw;
   }
-  if (finished()) return outcome;  // by the process that held it a moment ago
-  folder.remove_stale_temporaries();
+  share_plan(ranks, resume ? RankPlan::kResume : RankPlan::kFresh);
   const auto started = Clock::now();
 
   auto logger = std::make_shared<spdlog::logger>(
@@ -371,7 +463,7 @@ RunOutcome execute_run(const RunConfig& config, Registry& registry, const std::s
   torch::set_num_threads(static_cast<int>(threads));
   BuiltRun run;
   try {
-    run = build_run(config, registry);
+    run = build_run(config, registry, WithTrainer::kYes, nullptr, ranks);
   } catch (const Error& e) {
     // A plugin that refuses its parameters or fails: the run's own files say so too.
     logger->error("{}", e.what());
@@ -381,17 +473,19 @@ RunOutcome execute_run(const RunConfig& config, Registry& registry, const std::s
     if (unrecorded.empty()) throw;
     throw Error(e.what() + unrecorded);
   }
-  logger->info("run {} seed {} on {}: {} parameters, {} threads", config.relative_dir(),
-               config.seed, claim->owner_description(), run.model->parameter_count(), threads);
+  const std::int64_t world = ranks != nullptr ? ranks->size() : 1;
+  logger->info(
+      "run {} seed {} on {}: {} parameters, {} threads{}", config.relative_dir(), config.seed,
+      claim->owner_description(), run.model->parameter_count(), threads,
+      world > 1 ? fmt::format(" per rank, {} ranks ({})", world, ranks->rendezvous().source) : "");
   if (config.train.string("precision") == "bf16" && !cpu_has_native_bf16()) {
     logger->warn(
         "precision = \"bf16\" on a CPU without AVX512-BF16: bf16 is emulated here and "
         "slower than fp32; use precision = \"fp32\"");
   }
 
-  RunTraining training(config, run, folder, *claim, *logger);
-  if (folder.has_checkpoint() && !options.force) {
-    check_same_config(folder, resolved, /*resuming=*/true, registry);
+  RunTraining training(config, run, &folder, claim.get(), *logger, ranks);
+  if (resume) {
     training.resume();
   } else {
     training.start_fresh();
@@ -411,6 +505,7 @@ RunOutcome execute_run(const RunConfig& config, Registry& registry, const std::s
   summary.objective = run.task->objective().name();
   summary.parameters = run.model->parameter_count();
   summary.threads = threads;
+  summary.ranks = world;
   summary.wall_seconds = outcome.seconds;
   summary.steps_per_second = training.steps_per_second();
   summary.torch_version = TORCH_VERSION;

@@ -290,6 +290,7 @@ std::optional<RunSummary> RunFolder::read_summary() const {
     summary.objective = document.value("objective", "");
     summary.parameters = document.value("parameters", std::int64_t{0});
     summary.threads = document.value("threads", std::int64_t{0});
+    summary.ranks = document.value("ranks", std::int64_t{1});
     summary.wall_seconds = document.value("wall_seconds", 0.0);
     summary.steps_per_second = document.value("steps_per_second", 0.0);
     summary.torch_version = document.value("torch_version", "");
@@ -315,6 +316,7 @@ void RunFolder::write_summary(const RunSummary& summary) const {
     document["objective"] = summary.objective;
     document["parameters"] = summary.parameters;
     document["threads"] = summary.threads;
+    document["ranks"] = summary.ranks;
     document["wall_seconds"] = summary.wall_seconds;
     document["steps_per_second"] = summary.steps_per_second;
     document["torch_version"] = summary.torch_version;

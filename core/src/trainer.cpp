@@ -4,11 +4,13 @@
 
 #include <cmath>
 #include <limits>
+#include <sstream>
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
+#include "pelab/collective.h"
 #include "pelab/error.h"
 
 namespace pelab {
@@ -99,14 +101,22 @@ std::uint64_t evaluation_mask_seed(const std::string& split) {
   return hash;
 }
 
-// Mean squared error over the masked tokens' values: predictions and targets [batch, tokens,
+// The number of masked values of a batch: its masked tokens times the values of a token.
+double masked_values(const torch::Tensor& mask, const torch::Tensor& targets) {
+  return static_cast<double>(mask.sum().item<std::int64_t>() * targets.size(2));
+}
+
+// Squared error summed over the masked tokens' values, divided by `values` (the batch's masked
+// values, of which a rank's share holds a part): predictions and targets [batch, tokens,
 // outputs], mask [batch, tokens].
 torch::Tensor masked_mse(const torch::Tensor& predictions, const torch::Tensor& targets,
-                         const torch::Tensor& mask) {
+                         const torch::Tensor& mask, double values) {
   const torch::Tensor weight = mask.unsqueeze(-1).to(predictions.scalar_type());
-  const double values = static_cast<double>(mask.sum().item<std::int64_t>() * targets.size(2));
   return (predictions - targets).pow(2).mul(weight).sum().div(values);
 }
+
+// torch DDP's default bucket size (bucket_cap_mb = 25).
+constexpr std::int64_t kGradientBucketBytes = std::int64_t{25} << 20;
 
 }  // namespace
 
@@ -123,12 +133,14 @@ void keep_freed_memory_for_reuse() {
   (void)once;
 }
 
-Trainer::Trainer(TransformerEncoder& model, Task& task, const TrainConfig& config)
+Trainer::Trainer(TransformerEncoder& model, Task& task, const TrainConfig& config,
+                 Collective* ranks)
     : model_(model),
       task_(task),
       config_(config),
       objective_(task.objective()),
-      split_names_(task.splits()) {
+      split_names_(task.splits()),
+      ranks_(ranks) {
   keep_freed_memory_for_reuse();
   PELAB_CHECK(!split_names_.empty(), "the task declares no splits");
   PELAB_INTERNAL_ASSERT(
@@ -175,8 +187,11 @@ double Trainer::train_epoch() {
   model_.train();
   const Dataset& train = datasets_.at(split_names_.front());
   const std::int64_t samples = train.size();
-  const torch::Tensor order =
+  torch::Tensor order =
       config_.shuffle ? torch::randperm(samples, torch::kInt64) : torch::arange(samples);
+  // Dropout and noise draw per share, so the ranks' generators may part: rank 0's order is
+  // every rank's, so that each batch is one batch.
+  if (data_parallel()) ranks_->broadcast(order);
   double loss_sum = 0.0;
   for (std::int64_t start = 0, step = 0; start < samples; start += config_.batch_size, ++step) {
     const torch::Tensor index =
@@ -207,27 +222,176 @@ double Trainer::train_step(const torch::Tensor& inputs, const torch::Tensor& tar
   // gradients to the parameters without a fill and an add per parameter.
   for (auto& parameter : model_.parameters())
     parameter.mutable_grad().reset();
-  torch::Tensor loss;
-  {
-    Bf16Autocast autocast(config_.bf16_autocast);
-    if (objective_.masked()) {
-      loss = masked_mse(model_.forward(inputs, perturb, batch_masks).to(torch::kFloat32), targets,
-                        batch_masks);
-    } else {
-      loss = torch::nll_loss(model_.forward(inputs, perturb), targets).to(torch::kFloat32);
+  double value = 0.0;
+  if (!data_parallel()) {
+    torch::Tensor loss;
+    {
+      Bf16Autocast autocast(config_.bf16_autocast);
+      if (objective_.masked()) {
+        loss = masked_mse(model_.forward(inputs, perturb, batch_masks).to(torch::kFloat32), targets,
+                          batch_masks, masked_values(batch_masks, targets));
+      } else {
+        loss = torch::nll_loss(model_.forward(inputs, perturb), targets).to(torch::kFloat32);
+      }
     }
+    value = loss.item<double>();
+    PELAB_CHECK(std::isfinite(value),
+                "the training loss became {}; lower the learning rate or check the "
+                "initialisation scale",
+                value);
+    loss.backward();
+  } else {
+    // This rank's share of the batch, its loss weighted by the share so that the sum over the
+    // ranks is the batch's mean.
+    const std::int64_t batch = inputs.size(0);
+    const auto [begin, end] = Collective::share(batch, ranks_->rank(), ranks_->size());
+    double share_loss = 0.0;
+    if (end > begin) {
+      const torch::Tensor x = inputs.slice(0, begin, end), y = targets.slice(0, begin, end);
+      torch::Tensor loss;
+      {
+        Bf16Autocast autocast(config_.bf16_autocast);
+        if (objective_.masked()) {
+          const torch::Tensor mask = batch_masks.slice(0, begin, end);
+          loss = masked_mse(model_.forward(x, perturb, mask).to(torch::kFloat32), y, mask,
+                            masked_values(batch_masks, targets));
+        } else {
+          loss = torch::nll_loss(model_.forward(x, perturb), y, {}, at::Reduction::Sum)
+                     .to(torch::kFloat32)
+                     .div(static_cast<double>(batch));
+        }
+      }
+      share_loss = loss.item<double>();
+      loss.backward();
+    }
+    // Every rank sees the same sum, so a non-finite loss stops them all alike.
+    value = all_reduce_gradients(share_loss);
+    PELAB_CHECK(std::isfinite(value),
+                "the training loss became {}; lower the learning rate or check the "
+                "initialisation scale",
+                value);
   }
-  const double value = loss.item<double>();
-  PELAB_CHECK(std::isfinite(value),
-              "the training loss became {}; lower the learning rate or check the initialisation "
-              "scale",
-              value);
-  loss.backward();
   const double lr = learning_rate(step_++);
   for (auto& group : optimizer_->param_groups())
     group.options().set_lr(lr);
   optimizer_->step();
   return value;
+}
+
+bool Trainer::data_parallel() const {
+  return ranks_ != nullptr && ranks_->size() > 1;
+}
+
+double Trainer::all_reduce_gradients(double loss) {
+  std::vector<torch::Tensor> parameters = model_.parameters();
+  // Which parameters got a gradient on some rank: the others stay without one, as on one rank
+  // (an optimizer skips them rather than decaying them towards zero).
+  torch::Tensor has_gradient =
+      torch::zeros({static_cast<std::int64_t>(parameters.size())}, torch::kInt32);
+  // Buckets of consecutive parameters of one type, each one flat tensor.
+  struct Bucket {
+    std::vector<std::size_t> members;
+    std::int64_t bytes = 0;
+  };
+  std::vector<Bucket> buckets;
+  for (std::size_t i = 0; i < parameters.size(); ++i) {
+    const torch::Tensor& parameter = parameters[i];
+    if (parameter.grad().defined()) has_gradient[static_cast<std::int64_t>(i)] = 1;
+    const std::int64_t bytes =
+        parameter.numel() * static_cast<std::int64_t>(parameter.element_size());
+    const bool fits =
+        !buckets.empty() &&
+        parameters[buckets.back().members.front()].scalar_type() == parameter.scalar_type() &&
+        buckets.back().bytes + bytes <= kGradientBucketBytes;
+    if (!fits) buckets.emplace_back();
+    buckets.back().members.push_back(i);
+    buckets.back().bytes += bytes;
+  }
+  std::vector<torch::Tensor> flat;
+  for (const Bucket& bucket : buckets) {
+    std::vector<torch::Tensor> gradients;
+    for (std::size_t i : bucket.members) {
+      const torch::Tensor& gradient = parameters[i].grad();
+      gradients.push_back(gradient.defined()
+                              ? gradient.reshape(-1)
+                              : torch::zeros({parameters[i].numel()}, parameters[i].options()));
+    }
+    flat.push_back(torch::cat(gradients));
+  }
+  flat.push_back(has_gradient);
+  flat.push_back(torch::tensor({loss}, torch::kFloat64));
+  ranks_->all_reduce_sum(flat);
+  const torch::Tensor used = flat[buckets.size()];
+  for (std::size_t b = 0; b < buckets.size(); ++b) {
+    std::int64_t offset = 0;
+    for (std::size_t i : buckets[b].members) {
+      torch::Tensor& parameter = parameters[i];
+      const std::int64_t numel = parameter.numel();
+      if (used[static_cast<std::int64_t>(i)].item<std::int32_t>() > 0) {
+        parameter.mutable_grad() = flat[b].slice(0, offset, offset + numel).view_as(parameter);
+      } else {
+        parameter.mutable_grad().reset();
+      }
+      offset += numel;
+    }
+  }
+  return flat.back().item<double>();
+}
+
+void Trainer::synchronize_ranks() {
+  if (!data_parallel()) return;
+  torch::NoGradGuard no_grad;
+  // Parameters travel as one flat tensor per type, buffers one by one (they are few).
+  std::vector<torch::Tensor> parameters = model_.parameters();
+  std::map<at::ScalarType, std::vector<torch::Tensor>> by_type;
+  for (const auto& parameter : parameters)
+    by_type[parameter.scalar_type()].push_back(parameter);
+  for (auto& [type, members] : by_type) {
+    std::vector<torch::Tensor> flat_members;
+    for (const auto& member : members)
+      flat_members.push_back(member.reshape(-1));
+    torch::Tensor flat = torch::cat(flat_members);
+    ranks_->broadcast(flat);
+    std::int64_t offset = 0;
+    for (auto& member : members) {
+      member.copy_(flat.slice(0, offset, offset + member.numel()).view_as(member));
+      offset += member.numel();
+    }
+  }
+  for (auto& buffer : model_.buffers())
+    ranks_->broadcast(buffer);
+  // The optimizer's state (moments, step counts) in its own serialized form, whatever it is.
+  std::string optimizer_state;
+  if (ranks_->rank() == 0) {
+    torch::serialize::OutputArchive archive;
+    optimizer_->save(archive);
+    std::ostringstream out;
+    archive.save_to(out);
+    optimizer_state = out.str();
+  }
+  ranks_->broadcast_bytes(optimizer_state);
+  if (ranks_->rank() != 0) {
+    torch::serialize::InputArchive archive;
+    std::istringstream in(optimizer_state);
+    archive.load_from(in);
+    optimizer_->load(archive);
+  }
+  at::Generator generator = at::detail::getDefaultCPUGenerator();
+  torch::Tensor generator_state = generator.get_state();
+  ranks_->broadcast(generator_state);
+  generator.set_state(generator_state);
+  torch::Tensor step = torch::tensor({step_}, torch::kInt64);
+  ranks_->broadcast(step);
+  step_ = step.item<std::int64_t>();
+}
+
+std::pair<std::int64_t, std::int64_t> Trainer::evaluation_share(std::int64_t rows) const {
+  if (!data_parallel()) return {0, rows};
+  return Collective::share(rows, ranks_->rank(), ranks_->size());
+}
+
+torch::Tensor Trainer::gather_samples(const torch::Tensor& local, std::int64_t rows) const {
+  return data_parallel() ? ranks_->all_gather_rows(local, rows) : local;
 }
 
 std::vector<MetricRow> Trainer::evaluate(std::int64_t epoch) {
@@ -269,8 +433,9 @@ std::vector<MetricRow> Trainer::evaluate_classification(std::int64_t epoch,
                                                         const Dataset& data) {
   const auto perturb = [this](const torch::Tensor& x) { return task_.perturb_embedding(x, false); };
   std::vector<torch::Tensor> losses, correct;
-  for (std::int64_t start = 0; start < data.size(); start += config_.eval_batch_size) {
-    const std::int64_t end = std::min(start + config_.eval_batch_size, data.size());
+  const auto [first, last] = evaluation_share(data.size());
+  for (std::int64_t start = first; start < last; start += config_.eval_batch_size) {
+    const std::int64_t end = std::min(start + config_.eval_batch_size, last);
     Bf16Autocast autocast(config_.bf16_autocast);
     const torch::Tensor log_probs =
         model_.forward(data.inputs.slice(0, start, end), perturb).to(torch::kFloat32);
@@ -278,8 +443,14 @@ std::vector<MetricRow> Trainer::evaluate_classification(std::int64_t epoch,
     losses.push_back(torch::nll_loss(log_probs, targets, {}, at::Reduction::None));
     correct.push_back(log_probs.argmax(1).eq(targets).to(torch::kFloat64));
   }
-  const torch::Tensor loss = torch::cat(losses).to(torch::kFloat64);
-  const torch::Tensor hits = torch::cat(correct);
+  torch::Tensor loss =
+      losses.empty() ? torch::empty({0}, torch::kFloat64) : torch::cat(losses).to(torch::kFloat64);
+  torch::Tensor hits = correct.empty() ? torch::empty({0}, torch::kFloat64) : torch::cat(correct);
+  if (data_parallel()) {
+    const torch::Tensor all = gather_samples(torch::stack({loss, hits}, 1), data.size());
+    loss = all.select(1, 0).contiguous();
+    hits = all.select(1, 1).contiguous();
+  }
   std::vector<MetricRow> rows;
   rows.push_back({epoch, split, "all", "loss", loss.mean().item<double>()});
   rows.push_back({epoch, split, "all", "accuracy", hits.mean().item<double>()});
@@ -320,8 +491,9 @@ std::vector<MetricRow> Trainer::evaluate_masked(std::int64_t epoch, const std::s
                                                 const Dataset& data) {
   const auto perturb = [this](const torch::Tensor& x) { return task_.perturb_embedding(x, false); };
   std::vector<torch::Tensor> per_sample;
-  for (std::int64_t start = 0; start < data.size(); start += config_.eval_batch_size) {
-    const std::int64_t end = std::min(start + config_.eval_batch_size, data.size());
+  const auto [first, last] = evaluation_share(data.size());
+  for (std::int64_t start = first; start < last; start += config_.eval_batch_size) {
+    const std::int64_t end = std::min(start + config_.eval_batch_size, last);
     const torch::Tensor mask = data.masks.slice(0, start, end);
     torch::Tensor predictions;
     {
@@ -336,7 +508,9 @@ std::vector<MetricRow> Trainer::evaluate_masked(std::int64_t epoch, const std::s
                                        sum(w * t * t), sum(w * p * t), sum(w * (p - t).pow(2))},
                                       1));
   }
-  const torch::Tensor sums = torch::cat(per_sample);
+  const torch::Tensor sums = gather_samples(
+      per_sample.empty() ? torch::empty({0, kMaskedSums}, torch::kFloat64) : torch::cat(per_sample),
+      data.size());
   std::vector<MetricRow> rows;
   const auto add = [&](const std::string& group, const torch::Tensor& group_sums) {
     const auto [mse, r] = mse_and_r(group_sums);

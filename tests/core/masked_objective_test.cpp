@@ -16,6 +16,7 @@
 #include "pelab/trainer.h"
 #include "pelab/transformer_encoder.h"
 #include "test_support.h"
+#include "two_ranks.h"
 
 namespace pelab {
 namespace {
@@ -277,6 +278,53 @@ TEST_F(MaskedObjectiveTest, TrainingLearnsTheMaskedTokensThroughThePE) {
   EXPECT_LT(learned.at("test/mse"), 0.01);
   EXPECT_GT(learned.at("test/r"), 0.95);
   EXPECT_GT(none.at("test/mse"), 10 * learned.at("test/mse"));
+}
+
+// Data-parallel over two ranks, a step's loss is the mean over all the batch's masked values,
+// not the mean of each share's: the steps match one process's, shares of unequal size included.
+TEST_F(MaskedObjectiveTest, DataParallelStepsMatchOneProcess) {
+  // SGD, as in data_parallel_test.cpp: its update does not magnify rounding.
+  TrainConfig sgd = fast_training();
+  sgd.optimizer = "sgd";
+  sgd.momentum = 0.9;
+  auto single_model = make_model("learned");
+  Trainer single(*single_model, task_, sgd);
+  auto ranks = test::connect_two_ranks(std::chrono::seconds(60));
+  std::array<std::shared_ptr<TransformerEncoder>, 2> models{make_model("learned"),
+                                                            make_model("learned")};
+  std::array<std::unique_ptr<Trainer>, 2> trainers;
+  for (int rank = 0; rank < 2; ++rank)
+    trainers[rank] = std::make_unique<Trainer>(*models[rank], task_, sgd, ranks[rank].get());
+  const Dataset& train = single.dataset("train");
+  // Uneven masks too: the first share of the odd batch masks more tokens than the second.
+  auto generator = at::make_generator<at::CPUGeneratorImpl>(5);
+  std::vector<std::pair<std::int64_t, std::int64_t>> batches = {{0, 16}, {16, 27}, {27, 43}};
+  std::vector<torch::Tensor> masks;
+  for (const auto& [begin, end] : batches)
+    masks.push_back(draw_token_masks(end - begin, kTokens, begin == 16 ? 0.3 : 0.5, generator));
+  masks[1].slice(0, 0, 3).fill_(true);
+  std::vector<double> expected;
+  for (std::size_t b = 0; b < batches.size(); ++b) {
+    const auto [begin, end] = batches[b];
+    expected.push_back(single.train_step(train.inputs.slice(0, begin, end),
+                                         train.targets.slice(0, begin, end), masks[b]));
+  }
+  std::array<std::vector<double>, 2> losses;
+  test::on_both_ranks([&](int rank) {
+    for (std::size_t b = 0; b < batches.size(); ++b) {
+      const auto [begin, end] = batches[b];
+      losses[rank].push_back(trainers[rank]->train_step(
+          train.inputs.slice(0, begin, end), train.targets.slice(0, begin, end), masks[b]));
+    }
+  });
+  EXPECT_EQ(losses[0], losses[1]);
+  for (std::size_t b = 0; b < batches.size(); ++b)
+    EXPECT_NEAR(losses[0][b], expected[b], 1e-5 * expected[b]) << b;
+  const auto reference = single_model->parameters(), parallel = models[0]->parameters();
+  for (std::size_t i = 0; i < reference.size(); ++i) {
+    EXPECT_TRUE(torch::allclose(parallel[i], reference[i], 1e-5, 1e-6)) << "parameter " << i;
+    EXPECT_TRUE(parallel[i].equal(models[1]->parameters()[i])) << "parameter " << i;
+  }
 }
 
 }  // namespace

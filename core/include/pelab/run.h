@@ -11,6 +11,7 @@
 
 namespace pelab {
 
+class Collective;
 class Registry;
 class Task;
 class Trainer;
@@ -21,6 +22,10 @@ struct PELAB_API RunOptions {
   bool progress = false;
   /// Run again even when the folder already holds a finished run.
   bool force = false;
+  /// The ranks that train each run together (data-parallel), when more than this process does.
+  /// Rank 0 alone claims, writes and probes the run folder; every rank calls execute_run for the
+  /// same runs in the same order.
+  Collective* ranks = nullptr;
 };
 
 /// What one run produced.
@@ -51,10 +56,11 @@ struct PELAB_API BuiltRun {
 };
 enum class WithTrainer { kNo, kYes };
 /// `task`, when given, is config.task already built (`pelab validate` builds each task once for
-/// all the points that share it); otherwise the registry builds it.
+/// all the points that share it); otherwise the registry builds it. `ranks`, when given, makes
+/// the trainer data-parallel over them.
 PELAB_API BuiltRun build_run(const RunConfig& config, Registry& registry,
                              WithTrainer with_trainer = WithTrainer::kYes,
-                             std::shared_ptr<Task> task = nullptr);
+                             std::shared_ptr<Task> task = nullptr, Collective* ranks = nullptr);
 
 /// Trains one resolved run into `<output_root>/<config.relative_dir()>` (see RunFolder for its
 /// files), after claiming the folder (see RunClaim): a finished run is skipped, an interrupted one

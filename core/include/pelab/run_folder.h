@@ -31,7 +31,8 @@ struct PELAB_API RunSummary {
   std::string error;       // failed only
   std::string objective;
   std::int64_t parameters = 0;
-  std::int64_t threads = 0;
+  std::int64_t threads = 0;  // per rank
+  std::int64_t ranks = 1;    // processes that trained it, data-parallel
   double wall_seconds = 0.0;
   double steps_per_second = 0.0;
   std::string torch_version;

@@ -16,6 +16,8 @@
 
 namespace pelab {
 
+class Collective;
+
 /// The [train] section (see train_schema()).
 struct PELAB_API TrainConfig {
   std::string optimizer = "adamw";  // adamw | adam | sgd
@@ -66,18 +68,26 @@ struct PELAB_API MetricRow {
 
 /// Trains a TransformerEncoder on a task's first split and evaluates it on every split.
 /// Randomness (shuffling) comes from torch's default generator, seeded by the run.
+///
+/// With `ranks` of more than one rank the training is data-parallel: every rank holds the whole
+/// model and the same batches, takes its share of each batch (Collective::share), and the
+/// gradients, weighted by the shares, are summed over the ranks, so that a step is the
+/// single-process step up to floating-point order. Evaluation is sharded the same way. Every
+/// rank calls the same methods in the same order.
 class PELAB_API Trainer {
  public:
   using Perturb = std::function<torch::Tensor(const torch::Tensor&)>;
 
-  Trainer(TransformerEncoder& model, Task& task, const TrainConfig& config);
+  Trainer(TransformerEncoder& model, Task& task, const TrainConfig& config,
+          Collective* ranks = nullptr);
 
   /// One pass over the training split; returns the mean training loss.
   double train_epoch();
   /// One optimizer step on a batch (inputs [batch, tokens, input_size], targets as the split's;
   /// for masked-token regression the batch's token masks [batch, tokens], drawn from the run's
   /// generator at the training split's mask ratio when undefined); returns the batch's mean loss.
-  /// Throws pelab::Error when the loss is not finite.
+  /// Throws pelab::Error when the loss is not finite. Data-parallel, every rank passes the whole
+  /// batch and trains on its share.
   double train_step(const torch::Tensor& inputs, const torch::Tensor& targets,
                     const torch::Tensor& masks = {});
   /// The objective's metrics (loss and accuracy; or mse and r over the masked values) on every
@@ -98,12 +108,24 @@ class PELAB_API Trainer {
   void resume_after_epoch(std::int64_t completed_epochs) {
     step_ = completed_epochs * steps_per_epoch();
   }
+  /// Data-parallel: gives every rank rank 0's parameters, buffers, optimizer state, generator
+  /// state and step, so that a run rank 0 resumed (or a plugin that initialises differently per
+  /// process) trains from one state. A no-op on one rank.
+  void synchronize_ranks();
 
  private:
   std::vector<MetricRow> evaluate_classification(std::int64_t epoch, const std::string& split,
                                                  const Dataset& data);
   std::vector<MetricRow> evaluate_masked(std::int64_t epoch, const std::string& split,
                                          const Dataset& data);
+  bool data_parallel() const;
+  // Sums the ranks' gradients (bucketed) together with `loss`, this rank's share of the batch's
+  // loss; returns the batch's loss.
+  double all_reduce_gradients(double loss);
+  // This rank's rows of a split of `rows` evaluated in batches; on one rank, all of them.
+  std::pair<std::int64_t, std::int64_t> evaluation_share(std::int64_t rows) const;
+  // Per-sample values of this rank's share [share, k] -> all of them [rows, k].
+  torch::Tensor gather_samples(const torch::Tensor& local, std::int64_t rows) const;
 
   TransformerEncoder& model_;
   Task& task_;
@@ -113,6 +135,7 @@ class PELAB_API Trainer {
   std::map<std::string, Dataset> datasets_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   std::int64_t step_ = 0;  // optimizer steps taken over the run
+  Collective* ranks_ = nullptr;
 };
 
 }  // namespace pelab
