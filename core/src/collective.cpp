@@ -5,6 +5,7 @@
 #define USE_C10D_GLOO 1
 
 #include <algorithm>
+#include <csignal>
 
 #include <c10/core/InferenceMode.h>
 #include <c10/util/Exception.h>
@@ -43,6 +44,10 @@ std::string seconds(std::chrono::milliseconds duration) {
 
 std::unique_ptr<Collective> Collective::connect(const Rendezvous& rendezvous,
                                                 std::chrono::milliseconds timeout) {
+  // Gloo writes to its peers' sockets without MSG_NOSIGNAL: a peer that died would kill this
+  // rank with SIGPIPE, silently, instead of failing its collective with an error that says so.
+  // (Python, and so every torch.distributed program, ignores SIGPIPE the same way.)
+  std::signal(SIGPIPE, SIG_IGN);
   auto group = std::make_unique<Group>();
   const std::string where = fmt::format("{}:{}", rendezvous.master_addr, rendezvous.master_port);
   try {
@@ -85,7 +90,7 @@ Collective::~Collective() = default;
 
 void Collective::fail(const std::string& what, const std::string& why) const {
   throw Error(fmt::format(
-      "{}: the {} with the other ranks failed: {}. Another rank has stopped (see its error), "
+      "{}: the {} with the other ranks failed ({}). Another rank has stopped (see its error), "
       "died, or did not answer within the rank timeout ({}); the run resumes from its last "
       "checkpoint when started again",
       rendezvous_.describe(), what, why, seconds(timeout_)));

@@ -2,7 +2,8 @@
 # `pelab slurm` against a real single-node Slurm (local_slurm.sh): a 4-run sweep submitted as a job
 # array trains every run exactly once and the dependent job writes the report; an array task
 # killed mid-run shows as interrupted in `pelab status`, and `pelab slurm --resubmit-failed`
-# resumes it from its checkpoint.
+# resumes it from its checkpoint; and one run trained by the two tasks of an srun step, its ranks
+# found from Slurm's variables.
 set -euo pipefail
 pelab=$(realpath "$1")
 here=$(cd "$(dirname "$0")" && pwd)
@@ -68,4 +69,24 @@ grep "resumed from the checkpoint of epoch" "$log" || fail "the run did not resu
   fail "metrics.csv repeats an epoch"
 "$pelab" slurm long.toml --out out --resubmit-failed | grep -q "nothing to submit" ||
   fail "a finished sweep still had runs to resubmit"
+
+echo "--- one run data-parallel over the 2 tasks of an srun step"
+tiny_sweep "[1]" 6 250 | sed 's/^"pe.init.std" = .*/"pe.init.std" = [0.2]/' >ranks.toml
+"$pelab" run ranks.toml --out single --quiet --no-report >/dev/null
+# The ranks meet on loopback: MASTER_ADDR overrides the step's first host.
+MASTER_ADDR=127.0.0.1 srun --ntasks 2 --cpus-per-task 1 --time 2 \
+  "$pelab" run ranks.toml --out srun --quiet --no-report >srun.txt 2>&1 ||
+  { cat srun.txt; fail "the srun step failed"; }
+grep -q "each run data-parallel over 2 ranks (Slurm (srun)), 1 thread(s) each" srun.txt ||
+  { cat srun.txt; fail "the ranks did not come from Slurm's variables"; }
+run=ranks/pe.init.std=0.2/seed-1
+grep -q '"ranks": 2' "srun/$run/summary.json" || fail "summary.json does not say 2 ranks"
+python3 - "single/$run/metrics.csv" "srun/$run/metrics.csv" <<'PY' || fail "srun's run differs"
+import csv, sys
+a, b = (list(csv.reader(open(path))) for path in sys.argv[1:])
+assert [r[:4] for r in a] == [r[:4] for r in b]
+worst = max(abs(float(x[4]) - float(y[4])) / max(abs(float(x[4])), 1e-3) for x, y in zip(a[1:], b[1:]))
+print(f"  srun's 2 ranks against one process: worst relative difference {worst:.2e}")
+sys.exit(0 if worst <= 1e-5 else 1)
+PY
 echo "PASS in $((SECONDS - started)) s"
