@@ -91,7 +91,9 @@ const ParamSchema& train_schema() {
              "Dropout while evaluating: off (the model in evaluation mode, the usual), on (the "
              "model's dropout stays active, as in the authors' published code, which never calls "
              "model.eval()), or both (every split twice: <split> off, <split>_dropout on).");
-    s.choice("device", "cpu", {"cpu", "cuda"}, "Where to train.");
+    s.string("device", "cpu",
+             "Where to train: cpu, cuda (the current GPU) or cuda:N; a GPU needs pelab built "
+             "against a LibTorch with CUDA (docs/performance.md).");
     return s;
   }();
   return schema;

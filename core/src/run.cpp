@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -121,6 +122,46 @@ void check_same_config(const RunFolder& folder, const std::string& current, bool
 
 }  // namespace
 
+namespace {
+
+std::string location_prefix(const Params& params, const std::string& key) {
+  const SourceLocation& where = params.location(key);
+  return where.known() ? where.str() + ": " : "";
+}
+
+// train.device as a LibTorch device, refused with its manifest location when it is not one this
+// pelab can train on.
+torch::Device training_device(const RunConfig& config) {
+  const std::string& text = config.train.string("device");
+  std::optional<torch::Device> device;
+  try {
+    device = torch::Device(text);
+  } catch (const c10::Error&) {
+  }
+  if (!device || !(device->is_cpu() || device->is_cuda())) {
+    throw Error(fmt::format("{}train.device = \"{}\": expected \"cpu\", \"cuda\" or \"cuda:N\"",
+                            location_prefix(config.train, "device"), text));
+  }
+  if (device->is_cuda()) {
+    const auto gpus = static_cast<std::int64_t>(torch::cuda::device_count());
+    if (gpus == 0) {
+      throw Error(fmt::format(
+          "{}train.device = \"{}\": this pelab's LibTorch ({}) has no usable CUDA (it was built "
+          "without CUDA, or sees no GPU). Set train.device = \"cpu\", or build pelab against a "
+          "CUDA LibTorch: cmake -S . -B build-cuda -DCMAKE_PREFIX_PATH=/path/to/libtorch "
+          "(docs/performance.md, \"Training on a GPU\")",
+          location_prefix(config.train, "device"), text, TORCH_VERSION));
+    }
+    if (device->has_index() && device->index() >= gpus) {
+      throw Error(fmt::format("{}train.device = \"{}\": this host has {} GPU(s), cuda:0 to cuda:{}",
+                              location_prefix(config.train, "device"), text, gpus, gpus - 1));
+    }
+  }
+  return *device;
+}
+
+}  // namespace
+
 BuiltRun::BuiltRun() = default;
 BuiltRun::BuiltRun(BuiltRun&&) noexcept = default;
 BuiltRun& BuiltRun::operator=(BuiltRun&&) noexcept = default;
@@ -129,14 +170,12 @@ BuiltRun::~BuiltRun() = default;
 BuiltRun build_run(const RunConfig& config, Registry& registry, WithTrainer with_trainer,
                    std::shared_ptr<Task> task, Collective* ranks) {
   // Checked here, where `pelab validate` builds each point too, before anything is built.
-  const std::string& device = config.train.string("device");
-  if (device != "cpu") {
-    const SourceLocation& where = config.train.location("device");
+  const torch::Device device = training_device(config);
+  if (ranks != nullptr && ranks->size() > 1 && !device.is_cpu()) {
     throw Error(fmt::format(
-        "{}train.device = \"{}\": pelab trains on the CPU only. This pelab's LibTorch ({}) {} "
-        "CUDA, and the run path is not device-generic yet; set train.device = \"cpu\"",
-        where.known() ? where.str() + ": " : "", device, TORCH_VERSION,
-        torch::cuda::is_available() ? "has" : "was built without"));
+        "{}train.device = \"{}\": data-parallel ranks reduce their gradients with Gloo on the "
+        "CPU; train a run on one GPU per process, or set train.device = \"cpu\"",
+        location_prefix(config.train, "device"), config.train.string("device")));
   }
   torch::manual_seed(static_cast<std::uint64_t>(config.seed));
   BuiltRun run;
@@ -493,6 +532,8 @@ RunOutcome execute_run(const RunConfig& config, Registry& registry, const std::s
   training.train(options.progress);
 
   RunSummary summary = summary_of(config, "finished");
+  // Probes read the model with host tensors, wherever it trained.
+  run.model->to(torch::kCPU);
   const ProbeContext context{run.layout, training.snapshots(), run.model.get(), run.task.get(),
                              &registry};
   for (const auto& probe : run_probes(config.probes, context, registry, outcome.dir)) {

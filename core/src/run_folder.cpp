@@ -54,18 +54,27 @@ std::map<std::string, double> scalars_of(const json& object) {
   return values;
 }
 
-// Reads a checkpoint into `model` (and `optimizer` and the default generator when given).
-// Throws c10::Error or std::exception when the file is truncated or corrupt.
+// Where the model's parameters are (the CPU for a model without any).
+torch::Device model_device(TransformerEncoder& model) {
+  const auto parameters = model.parameters();
+  return parameters.empty() ? torch::Device(torch::kCPU) : parameters.front().device();
+}
+
+// Reads a checkpoint into `model` (and `optimizer` and the default generators when given), its
+// tensors onto the model's device. Throws c10::Error or std::exception when the file is truncated
+// or corrupt.
 std::int64_t read_checkpoint(const std::string& file, TransformerEncoder& model,
                              torch::optim::Optimizer* optimizer, std::string& metrics) {
   torch::serialize::InputArchive archive, model_archive;
-  archive.load_from(file);
+  const torch::Device device = model_device(model);
+  archive.load_from(file, device);
   archive.read("model", model_archive);
   model.load(model_archive);
   torch::Tensor epoch;
   archive.read("epoch", epoch);
   torch::Tensor metrics_bytes;  // absent from checkpoints written before it was kept
   if (archive.try_read("metrics_csv", metrics_bytes)) {
+    metrics_bytes = metrics_bytes.to(torch::kCPU);
     metrics.assign(static_cast<const char*>(metrics_bytes.data_ptr()),
                    static_cast<std::size_t>(metrics_bytes.numel()));
   }
@@ -76,7 +85,12 @@ std::int64_t read_checkpoint(const std::string& file, TransformerEncoder& model,
     torch::Tensor rng_state;
     archive.read("rng_state", rng_state);
     at::Generator generator = at::detail::getDefaultCPUGenerator();  // a handle: shares its state
-    generator.set_state(rng_state);
+    generator.set_state(rng_state.to(torch::kCPU));
+    torch::Tensor device_rng_state;  // a checkpoint written on a GPU
+    if (!device.is_cpu() && archive.try_read("device_rng_state", device_rng_state)) {
+      at::Generator device_generator = at::globalContext().defaultGenerator(device);
+      device_generator.set_state(device_rng_state.to(torch::kCPU));
+    }
   }
   return epoch.item<std::int64_t>();
 }
@@ -223,6 +237,10 @@ void RunFolder::save_checkpoint(TransformerEncoder& model, torch::optim::Optimiz
   archive.write("optimizer", optimizer_archive);
   archive.write("epoch", torch::tensor(epoch));
   archive.write("rng_state", at::detail::getDefaultCPUGenerator().get_state());
+  // On a GPU, dropout draws from the device's own generator.
+  const torch::Device device = model_device(model);
+  if (!device.is_cpu())
+    archive.write("device_rng_state", at::globalContext().defaultGenerator(device).get_state());
   // A copy of metrics.csv as of this epoch (a few kB): a resumed run can restore its metrics from
   // it when metrics.csv itself has been damaged.
   std::string metrics = metrics_csv(rows);

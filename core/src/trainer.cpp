@@ -35,6 +35,7 @@ TrainConfig TrainConfig::from_params(const Params& params) {
   config.eval_dropout = eval_dropout == "on"     ? TrainConfig::EvalDropout::kOn
                         : eval_dropout == "both" ? TrainConfig::EvalDropout::kBoth
                                                  : TrainConfig::EvalDropout::kOff;
+  config.device = params.string("device");
   return config;
 }
 
@@ -48,29 +49,44 @@ bool cpu_has_native_bf16() {
 
 namespace {
 
-// CPU autocast to bfloat16 for one scope; a no-op when not enabled. Autocast's cast cache is
-// cleared on exit, as torch.autocast does, so that updated fp32 weights are cast afresh.
+// Autocast to bfloat16 for one scope, on the CPU or a GPU; a no-op when not enabled. Autocast's
+// cast cache is cleared on exit, as torch.autocast does, so that updated fp32 weights are cast
+// afresh.
 class Bf16Autocast {
  public:
-  explicit Bf16Autocast(bool enabled) : enabled_(enabled) {
+  Bf16Autocast(bool enabled, const torch::Device& device)
+      : enabled_(enabled), cpu_(device.is_cpu()) {
     if (!enabled_) return;
-    previous_enabled_ = at::autocast::is_cpu_enabled();
-    previous_dtype_ = at::autocast::get_autocast_cpu_dtype();
-    at::autocast::set_cpu_enabled(true);
-    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+    if (cpu_) {
+      previous_enabled_ = at::autocast::is_cpu_enabled();
+      previous_dtype_ = at::autocast::get_autocast_cpu_dtype();
+      at::autocast::set_cpu_enabled(true);
+      at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+    } else {
+      previous_enabled_ = at::autocast::is_enabled();
+      previous_dtype_ = at::autocast::get_autocast_gpu_dtype();
+      at::autocast::set_enabled(true);
+      at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
+    }
     at::autocast::increment_nesting();
   }
   ~Bf16Autocast() {
     if (!enabled_) return;
     if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-    at::autocast::set_cpu_enabled(previous_enabled_);
-    at::autocast::set_autocast_cpu_dtype(previous_dtype_);
+    if (cpu_) {
+      at::autocast::set_cpu_enabled(previous_enabled_);
+      at::autocast::set_autocast_cpu_dtype(previous_dtype_);
+    } else {
+      at::autocast::set_enabled(previous_enabled_);
+      at::autocast::set_autocast_gpu_dtype(previous_dtype_);
+    }
   }
   Bf16Autocast(const Bf16Autocast&) = delete;
   Bf16Autocast& operator=(const Bf16Autocast&) = delete;
 
  private:
   bool enabled_;
+  bool cpu_;
   bool previous_enabled_ = false;
   at::ScalarType previous_dtype_ = at::kBFloat16;
 };
@@ -140,7 +156,8 @@ Trainer::Trainer(TransformerEncoder& model, Task& task, const TrainConfig& confi
       config_(config),
       objective_(task.objective()),
       split_names_(task.splits()),
-      ranks_(ranks) {
+      ranks_(ranks),
+      device_(config.device) {
   keep_freed_memory_for_reuse();
   PELAB_CHECK(!split_names_.empty(), "the task declares no splits");
   PELAB_INTERNAL_ASSERT(
@@ -159,6 +176,7 @@ Trainer::Trainer(TransformerEncoder& model, Task& task, const TrainConfig& confi
   }
   PELAB_CHECK(datasets_.at(split_names_.front()).size() > 0, "the training split '{}' is empty",
               split_names_.front());
+  model_.to(device_);  // before the optimizer, whose state follows the parameters
   optimizer_ = make_optimizer(config_, model_.parameters());
 }
 
@@ -207,9 +225,11 @@ double Trainer::train_epoch() {
   return loss_sum / static_cast<double>(samples);
 }
 
-double Trainer::train_step(const torch::Tensor& inputs, const torch::Tensor& targets,
+double Trainer::train_step(const torch::Tensor& batch_inputs, const torch::Tensor& batch_targets,
                            const torch::Tensor& masks) {
   model_.train();
+  // The batch goes to the model's device (on the CPU, .to() returns the tensor itself).
+  const torch::Tensor inputs = batch_inputs.to(device_), targets = batch_targets.to(device_);
   torch::Tensor batch_masks = masks;
   if (objective_.masked() && !batch_masks.defined()) {
     // A fresh mask per sample and step, from the run's seeded generator.
@@ -217,6 +237,7 @@ double Trainer::train_step(const torch::Tensor& inputs, const torch::Tensor& tar
                                    datasets_.at(split_names_.front()).mask_ratio,
                                    at::detail::getDefaultCPUGenerator());
   }
+  if (batch_masks.defined()) batch_masks = batch_masks.to(device_);
   const auto perturb = [this](const torch::Tensor& x) { return task_.perturb_embedding(x, true); };
   // Dropping the gradients (rather than zeroing them) lets backward hand its freshly computed
   // gradients to the parameters without a fill and an add per parameter.
@@ -226,7 +247,7 @@ double Trainer::train_step(const torch::Tensor& inputs, const torch::Tensor& tar
   if (!data_parallel()) {
     torch::Tensor loss;
     {
-      Bf16Autocast autocast(config_.bf16_autocast);
+      Bf16Autocast autocast(config_.bf16_autocast, device_);
       if (objective_.masked()) {
         loss = masked_mse(model_.forward(inputs, perturb, batch_masks).to(torch::kFloat32), targets,
                           batch_masks, masked_values(batch_masks, targets));
@@ -250,7 +271,7 @@ double Trainer::train_step(const torch::Tensor& inputs, const torch::Tensor& tar
       const torch::Tensor x = inputs.slice(0, begin, end), y = targets.slice(0, begin, end);
       torch::Tensor loss;
       {
-        Bf16Autocast autocast(config_.bf16_autocast);
+        Bf16Autocast autocast(config_.bf16_autocast, device_);
         if (objective_.masked()) {
           const torch::Tensor mask = batch_masks.slice(0, begin, end);
           loss = masked_mse(model_.forward(x, perturb, mask).to(torch::kFloat32), y, mask,
@@ -436,12 +457,12 @@ std::vector<MetricRow> Trainer::evaluate_classification(std::int64_t epoch,
   const auto [first, last] = evaluation_share(data.size());
   for (std::int64_t start = first; start < last; start += config_.eval_batch_size) {
     const std::int64_t end = std::min(start + config_.eval_batch_size, last);
-    Bf16Autocast autocast(config_.bf16_autocast);
+    Bf16Autocast autocast(config_.bf16_autocast, device_);
     const torch::Tensor log_probs =
-        model_.forward(data.inputs.slice(0, start, end), perturb).to(torch::kFloat32);
-    const torch::Tensor targets = data.targets.slice(0, start, end);
-    losses.push_back(torch::nll_loss(log_probs, targets, {}, at::Reduction::None));
-    correct.push_back(log_probs.argmax(1).eq(targets).to(torch::kFloat64));
+        model_.forward(data.inputs.slice(0, start, end).to(device_), perturb).to(torch::kFloat32);
+    const torch::Tensor targets = data.targets.slice(0, start, end).to(device_);
+    losses.push_back(torch::nll_loss(log_probs, targets, {}, at::Reduction::None).to(torch::kCPU));
+    correct.push_back(log_probs.argmax(1).eq(targets).to(torch::kCPU, torch::kFloat64));
   }
   torch::Tensor loss =
       losses.empty() ? torch::empty({0}, torch::kFloat64) : torch::cat(losses).to(torch::kFloat64);
@@ -497,10 +518,11 @@ std::vector<MetricRow> Trainer::evaluate_masked(std::int64_t epoch, const std::s
     const torch::Tensor mask = data.masks.slice(0, start, end);
     torch::Tensor predictions;
     {
-      Bf16Autocast autocast(config_.bf16_autocast);
-      predictions = model_.forward(data.inputs.slice(0, start, end), perturb, mask);
+      Bf16Autocast autocast(config_.bf16_autocast, device_);
+      predictions =
+          model_.forward(data.inputs.slice(0, start, end).to(device_), perturb, mask.to(device_));
     }
-    const torch::Tensor p = predictions.to(torch::kFloat64);
+    const torch::Tensor p = predictions.to(torch::kCPU, torch::kFloat64);
     const torch::Tensor t = data.targets.slice(0, start, end).to(torch::kFloat64);
     const torch::Tensor w = mask.unsqueeze(-1).to(torch::kFloat64).expand_as(p);
     const auto sum = [](const torch::Tensor& x) { return x.sum({1, 2}); };

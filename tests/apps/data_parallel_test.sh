@@ -10,7 +10,7 @@
 set -euo pipefail
 pelab=$(realpath "$1")
 work=$(mktemp -d)
-trap 'kill -KILL -- -"${group:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
+trap '[ -z "${group:-}" ] || kill -KILL -- -"$group" 2>/dev/null || true; rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 cd "$work"
 

@@ -225,15 +225,30 @@ TEST_F(RunTest, ResumedRunEqualsAStraightOne) {
 
 // Refused when the run is built, so `pelab validate` (which builds each point) refuses it too.
 TEST_F(RunTest, CudaDeviceIsRefusedOnThisBuild) {
+  if (torch::cuda::device_count() > 0) GTEST_SKIP() << "this LibTorch has a GPU to train on";
   ScratchDir root;
   try {
-    run(root.path(), {"train.device=cuda"});
+    run(root.path(), {"train.device=\"cuda\""});
     FAIL() << "the run started";
   } catch (const Error& e) {
-    EXPECT_THAT(e.what(), HasSubstr("train.device = \"cuda\": pelab trains on the CPU only"));
-    EXPECT_THAT(e.what(), HasSubstr("was built without CUDA"));
+    EXPECT_THAT(e.what(), HasSubstr("train.device = \"cuda\": this pelab's LibTorch"));
+    EXPECT_THAT(e.what(), HasSubstr("has no usable CUDA"));
+    EXPECT_THAT(e.what(), HasSubstr("-DCMAKE_PREFIX_PATH=/path/to/libtorch"));
+    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << "one line";
   }
-  EXPECT_THROW(build_run(config({"train.device=cuda"}), registry_, WithTrainer::kNo), Error);
+  EXPECT_THROW(build_run(config({"train.device=\"cuda:1\""}), registry_, WithTrainer::kNo), Error);
+}
+
+TEST_F(RunTest, ADeviceThatIsNoneIsNamed) {
+  for (const std::string device : {"tpu", "cuda:x", "CPU:0:1", ""}) {
+    try {
+      build_run(config({"train.device=\"" + device + "\""}), registry_, WithTrainer::kNo);
+      FAIL() << device << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_THAT(e.what(), HasSubstr("train.device = \"" + device +
+                                      "\": expected \"cpu\", \"cuda\" or \"cuda:N\""));
+    }
+  }
 }
 
 TEST_F(RunTest, ALibTorchErrorFailsTheRunWithoutABacktrace) {

@@ -44,6 +44,9 @@ struct PELAB_API TrainConfig {
   /// the generator it draws from, so training is the same whichever is chosen.
   enum class EvalDropout { kOff, kOn, kBoth };
   EvalDropout eval_dropout = EvalDropout::kOff;
+  /// Where the model trains: "cpu", "cuda" or "cuda:N" (checked by build_run). The datasets stay
+  /// in host memory and go to the device a batch at a time.
+  std::string device = "cpu";
 
   static TrainConfig from_params(const Params& params);
 };
@@ -66,8 +69,9 @@ struct PELAB_API MetricRow {
   double value = 0.0;
 };
 
-/// Trains a TransformerEncoder on a task's first split and evaluates it on every split.
-/// Randomness (shuffling) comes from torch's default generator, seeded by the run.
+/// Trains a TransformerEncoder on a task's first split and evaluates it on every split, on the
+/// configured device (the model is moved there). Randomness (shuffling, masks) comes from torch's
+/// default CPU generator, seeded by the run; dropout on a GPU from the device's own.
 ///
 /// With `ranks` of more than one rank the training is data-parallel: every rank holds the whole
 /// model and the same batches, takes its share of each batch (Collective::share), and the
@@ -136,6 +140,7 @@ class PELAB_API Trainer {
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   std::int64_t step_ = 0;  // optimizer steps taken over the run
   Collective* ranks_ = nullptr;
+  torch::Device device_;
 };
 
 }  // namespace pelab
