@@ -109,27 +109,35 @@ rank_pid() {
     tr '\0' '\n' <"/proc/$child/environ" 2>/dev/null | grep -qx "RANK=$2" && echo "$child"
   done
 }
-# Waits until the run has evaluated epoch $1 (metrics.csv), at most 60 s.
+# Waits until the run in folder $1 has evaluated epoch $2 (metrics.csv), at most 60 s.
 wait_for_epoch() {
   for _ in $(seq 600); do
-    last=$(tail -n 1 killed/dp/default/seed-1/metrics.csv 2>/dev/null | cut -d, -f1 || true)
-    [ -n "$last" ] && [ "$last" != epoch ] && [ "$last" -ge "$1" ] && return 0
+    last=$(tail -n 1 "$1/dp/default/seed-1/metrics.csv" 2>/dev/null | cut -d, -f1 || true)
+    [ -n "$last" ] && [ "$last" != epoch ] && [ "$last" -ge "$2" ] && return 0
     sleep 0.1
   done
-  fail "the run did not reach epoch $1"
+  fail "the run in $1 did not reach epoch $2"
 }
-setsid "$pelab" run long.toml --out killed --quiet --no-report --nproc-per-node 2 \
-  --rank-timeout 120 >killed.out 2>&1 &
-group=$!
-wait_for_epoch 40
-victim=$(rank_pid "$group" 1)
-[ -n "$victim" ] || fail "no rank 1 under the launcher"
-kill -KILL "$victim"
-started=$SECONDS
-status=0
-wait "$group" || status=$?
-elapsed=$((SECONDS - started))
-cat killed.out
+# Starts long.toml on two ranks into folder $1 with --rank-timeout $2, sends rank 1 the signal $4
+# once epoch $3 is evaluated, and waits for the launcher. Sets victim (rank 1's pid), status (the
+# launcher's exit status) and elapsed (seconds from the signal to the launcher's end).
+signal_rank_one() {
+  setsid "$pelab" run long.toml --out "$1" --quiet --no-report --nproc-per-node 2 \
+    --rank-timeout "$2" >"$1.out" 2>&1 &
+  group=$!
+  wait_for_epoch "$1" "$3"
+  victim=$(rank_pid "$group" 1)
+  [ -n "$victim" ] || fail "no rank 1 under the launcher"
+  kill "-$4" "$victim"
+  local started=$SECONDS
+  status=0
+  wait "$group" || status=$?
+  elapsed=$((SECONDS - started))
+  group=
+  cat "$1.out"
+}
+
+signal_rank_one killed 120 40 KILL
 [ "$status" != 0 ] || fail "the launcher succeeded although rank 1 was killed"
 [ "$elapsed" -le 20 ] || fail "rank 0 took ${elapsed} s to notice (the timeout is 120 s)"
 grep -q "rank 1 of 2 (pid $victim) was killed by signal 9" killed.out || fail "no word of rank 1"
@@ -140,27 +148,15 @@ grep -q '"status": "failed"' killed/dp/default/seed-1/summary.json || fail "the 
 grep -q "resumed from the checkpoint of epoch" killed/dp/default/seed-1/run.log || fail "not resumed"
 cmp straight/dp/default/seed-1/metrics.csv killed/dp/default/seed-1/metrics.csv ||
   fail "the resumed run's metrics differ from the uninterrupted run's"
-group=
 
 echo "--- a rank that stops answering"
-setsid "$pelab" run long.toml --out stopped --quiet --no-report --nproc-per-node 2 \
-  --rank-timeout 3 >stopped.out 2>&1 &
-group=$!
-for _ in $(seq 600); do [ -f stopped/dp/default/seed-1/checkpoint.pt ] && break; sleep 0.1; done
-victim=$(rank_pid "$group" 1)
-kill -STOP "$victim"
-started=$SECONDS
-status=0
-wait "$group" || status=$?
-elapsed=$((SECONDS - started))
-cat stopped.out
+signal_rank_one stopped 3 10 STOP
 [ "$status" != 0 ] || fail "the launcher succeeded although rank 1 was stopped"
 # Rank 0 gives up after 3 s; the launcher then gives rank 1 3 s, SIGTERM, 5 s, SIGKILL.
 [ "$elapsed" -le 30 ] || fail "it took ${elapsed} s with a 3 s rank timeout"
 grep -q "rank 0 of 2: the .* with the other ranks failed.*rank timeout (3 s)" stopped.out ||
   fail "rank 0 did not say it timed out"
 kill -0 "$victim" 2>/dev/null && fail "the stopped rank was left behind"
-group=
 
 echo "--- refusals"
 "$pelab" run marker.toml --out refused -j 2 --nproc-per-node 2 >refused.out 2>&1 &&
