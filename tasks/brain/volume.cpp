@@ -195,15 +195,20 @@ Integer in_native_order(Integer value, bool swapped) {
   return value;
 }
 
-// A dimension count of 1..7 and positive sizes. nifti_image_read trusts dim[0] and copies that
-// many entries into fixed arrays (libnifti2 3.0.1): a corrupt header smashed its stack (found by
+// A dimension count of 1..7, positive sizes, and a voxel count that an int64 holds.
+// nifti_image_read trusts dim[0] and copies that many entries into fixed arrays (libnifti2
+// 3.0.1): a corrupt header smashed its stack; and it multiplies the sizes without checking, so
+// 2^33 x 2^33 x 2^33 wrapped around to a small count that a tiny file "held" (both found by
 // fuzzing, tests/fuzz/regressions/brain_files).
 template <typename Size>
 bool dims_sound(const Size (&dim)[8], bool swapped) {
   const Size count = in_native_order(dim[0], swapped);
   if (count < 1 || count > 7) return false;
+  std::int64_t voxels = 1;
   for (Size i = 1; i <= count; ++i) {
-    if (in_native_order(dim[i], swapped) < 1) return false;
+    const Size size = in_native_order(dim[i], swapped);
+    if (size < 1 || __builtin_mul_overflow(voxels, static_cast<std::int64_t>(size), &voxels))
+      return false;
   }
   return true;
 }
@@ -230,10 +235,11 @@ NiftiPtr read_header(const std::string& path, Expect expect, int& version) {
       nifti_read_header(path.c_str(), &version, 1), &std::free);
   NiftiPtr nim(header_is_sound(header.get(), version) ? nifti_image_read(path.c_str(), 0) : nullptr,
                &nifti_image_free);
-  PELAB_CHECK(nim != nullptr,
-              "{}: not a NIfTI-1 or NIfTI-2 file (no valid header; is it truncated, or another "
-              "format?)",
-              path);
+  PELAB_CHECK(
+      nim != nullptr,
+      "{}: not a NIfTI-1 or NIfTI-2 file (no valid header; is it truncated, another format, "
+      "or are its dimensions impossible?)",
+      path);
   PELAB_CHECK(nim->nifti_type != NIFTI_FTYPE_ANALYZE && (version == 1 || version == 2),
               "{}: an ANALYZE 7.5 header, not NIfTI-1 or NIfTI-2 (its orientation is ambiguous); "
               "convert it to NIfTI (e.g. with nibabel or FSL)",
