@@ -307,8 +307,7 @@ double Trainer::all_reduce_gradients(double loss) {
   std::vector<torch::Tensor> parameters = model_.parameters();
   // Which parameters got a gradient on some rank: the others stay without one, as on one rank
   // (an optimizer skips them rather than decaying them towards zero).
-  torch::Tensor has_gradient =
-      torch::zeros({static_cast<std::int64_t>(parameters.size())}, torch::kInt32);
+  std::vector<std::int32_t> has_gradient(parameters.size(), 0);
   // Buckets of consecutive parameters of one type, each one flat tensor.
   struct Bucket {
     std::vector<std::size_t> members;
@@ -317,7 +316,7 @@ double Trainer::all_reduce_gradients(double loss) {
   std::vector<Bucket> buckets;
   for (std::size_t i = 0; i < parameters.size(); ++i) {
     const torch::Tensor& parameter = parameters[i];
-    if (parameter.grad().defined()) has_gradient[static_cast<std::int64_t>(i)] = 1;
+    has_gradient[i] = parameter.grad().defined() ? 1 : 0;
     const std::int64_t bytes =
         parameter.numel() * static_cast<std::int64_t>(parameter.element_size());
     const bool fits =
@@ -339,16 +338,16 @@ double Trainer::all_reduce_gradients(double loss) {
     }
     flat.push_back(torch::cat(gradients));
   }
-  flat.push_back(has_gradient);
+  flat.push_back(torch::tensor(has_gradient, torch::kInt32));
   flat.push_back(torch::tensor({loss}, torch::kFloat64));
   ranks_->all_reduce_sum(flat);
-  const torch::Tensor used = flat[buckets.size()];
+  const std::int32_t* used = flat[buckets.size()].data_ptr<std::int32_t>();  // ranks with one
   for (std::size_t b = 0; b < buckets.size(); ++b) {
     std::int64_t offset = 0;
     for (std::size_t i : buckets[b].members) {
       torch::Tensor& parameter = parameters[i];
       const std::int64_t numel = parameter.numel();
-      if (used[static_cast<std::int64_t>(i)].item<std::int32_t>() > 0) {
+      if (used[i] > 0) {
         parameter.mutable_grad() = flat[b].slice(0, offset, offset + numel).view_as(parameter);
       } else {
         parameter.mutable_grad().reset();
