@@ -163,15 +163,20 @@ TEST_F(ReportFolder, WithoutGnuplotTheScriptsAreWritten) {
   EXPECT_EQ(result.points, 3u);
   EXPECT_FALSE(result.figures_drawn);
   EXPECT_THAT(result.warnings, Contains(HasSubstr("not available")));
-  for (const char* script :
-       {"accuracy.gp", "probes.gp", "similarity-1.gp", "pca-1.gp", "curves.gp"}) {
+  for (const char* script : {"accuracy.gp", "accuracy-groups.gp", "probes.gp", "similarity-1.gp",
+                             "pca-1.gp", "curves.gp"}) {
     EXPECT_TRUE(fs::is_regular_file(dir_ / ("exp/figures/" + std::string(script)))) << script;
   }
   EXPECT_FALSE(fs::exists(dir_ / "exp/figures/accuracy.png"));
   const std::string script = test::slurp(dir_ / "exp/figures/accuracy.gp");
   EXPECT_THAT(script, HasSubstr("set terminal pngcairo"));
-  // Test accuracy (%): scale (shifted sideways by 1.4%, one of two lines) mean sem.
-  EXPECT_THAT(script, ContainsRegex("\n0\\.197[0-9]* 85 5\n1\\.97[0-9]* 50 10\n"));
+  // Test accuracy (%), one line per series (group "all"): scale mean sem.
+  EXPECT_THAT(script, HasSubstr("\n0.2 85 5\n2 50 10\n"));
+  EXPECT_THAT(script, Not(HasSubstr("first")));
+  // Per group: the lines shifted sideways by 1.4%, one of two lines (all, first).
+  const std::string groups = test::slurp(dir_ / "exp/figures/accuracy-groups.gp");
+  EXPECT_THAT(groups, ContainsRegex("\n0\\.197[0-9]* 85 5\n1\\.97[0-9]* 50 10\n"));
+  EXPECT_THAT(groups, HasSubstr("learned, normal std: first"));
   const std::string md = test::slurp(dir_ / "exp/report.md");
   EXPECT_THAT(md, HasSubstr("gnuplot was not found"));
   EXPECT_THAT(md, HasSubstr("| learned, normal std=0.2 | 0.2 | 2 | 95.0 ± 5.0 | 85.0 ± 5.0 |"));

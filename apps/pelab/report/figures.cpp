@@ -225,29 +225,55 @@ void scale_panel(Script& script, const Experiment& experiment, const std::vector
   }
 }
 
-Figure metric_figure(const Experiment& experiment, const MetricDisplay& metric) {
+// The metric against the init scale, a panel per split. By series: one line per PE family
+// (group "all"), as the paper draws it. By group: a line per series and condition (a task's
+// groups, e.g. the Latin Square's binary, ternary and quaternary puzzles).
+enum class Lines { kBySeries, kByGroup };
+
+Figure metric_figure(const Experiment& experiment, const MetricDisplay& metric, Lines by) {
   Script script;
   const std::size_t panels = std::max<std::size_t>(1, experiment.splits.size());
   const std::string unit = metric.factor == 100.0 ? " (%)" : "";
+  const std::string what = metric.metric == "accuracy" ? "accuracy" : metric.title;
   script.body() += fmt::format(
       "set multiplot layout 1,{} title {}\nset grid\nset key below\n"
       "set offsets graph 0, graph 0, graph 0.08, graph 0.08\n",
       panels,
-      quote(fmt::format("{}: final {}, mean ± SEM over seeds", experiment.name,
-                        metric.metric == "accuracy" ? "accuracy" : metric.title)));
+      quote(fmt::format("{}: final {}{}, mean ± SEM over seeds", experiment.name, what,
+                        by == Lines::kByGroup ? " per group" : "")));
   for (const auto& split : experiment.splits) {
     std::vector<Line> lines;
-    for (const auto& group : metric_groups(experiment, split, metric.metric))
-      lines.push_back({fmt::format("{}/{}/{}", split, group, metric.metric), group});
+    for (const auto& group : metric_groups(experiment, split, metric.metric)) {
+      if (by == Lines::kBySeries && group != "all") continue;
+      lines.push_back({fmt::format("{}/{}/{}", split, group, metric.metric),
+                       by == Lines::kByGroup ? group : ""});
+    }
     scale_panel(script, experiment, lines, split, metric.metric + unit, metric.factor, true);
   }
   script.body() += "unset multiplot\n";
-  return {metric.metric,
-          fmt::format("Final {} per split and condition (group) against the init scale; mean ± "
-                      "SEM over seeds (lines shifted slightly sideways so that their error bars "
-                      "do not overlap). Dashed: points without an init scale (group 'all').",
-                      metric.metric == "accuracy" ? "accuracy" : metric.title),
-          script.text(preamble(metric.metric, 520 * static_cast<int>(panels), 600))};
+  const std::string name = metric.metric + (by == Lines::kByGroup ? "-groups" : "");
+  const std::string caption =
+      by == Lines::kBySeries
+          ? fmt::format(
+                "Final {} per split against the init scale, one line per series (PE "
+                "and initializer); mean ± SEM over seeds (lines shifted slightly "
+                "sideways so that their error bars do not overlap). Dashed: points "
+                "without an init scale.",
+                what)
+          : fmt::format(
+                "Final {} per split and condition (group) against the init scale; mean "
+                "± SEM over seeds (lines shifted slightly sideways). Dashed: points "
+                "without an init scale (group 'all').",
+                what);
+  return {name, caption, script.text(preamble(name, 520 * static_cast<int>(panels), 600))};
+}
+
+// Whether a split reports `metric` for some group beyond "all".
+bool has_groups(const Experiment& experiment, const std::string& metric) {
+  for (const auto& split : experiment.splits) {
+    if (metric_groups(experiment, split, metric).size() > 1) return true;
+  }
+  return false;
 }
 
 std::optional<Figure> probes_figure(const Experiment& experiment) {
@@ -597,8 +623,11 @@ std::vector<std::pair<std::string, std::set<std::string>>> probes_of(const Exper
 
 std::vector<Figure> make_figures(const Experiment& experiment, const Geometry& geometry) {
   std::vector<Figure> figures;
-  for (const auto& metric : headline_metrics(experiment))
-    figures.push_back(metric_figure(experiment, metric));
+  for (const auto& metric : headline_metrics(experiment)) {
+    figures.push_back(metric_figure(experiment, metric, Lines::kBySeries));
+    if (has_groups(experiment, metric.metric))
+      figures.push_back(metric_figure(experiment, metric, Lines::kByGroup));
+  }
   if (auto probes = probes_figure(experiment)) figures.push_back(*probes);
   for (std::size_t i = 0; i < experiment.points.size(); ++i) {
     if (auto figure = similarity_figure(experiment, i, geometry)) figures.push_back(*figure);
