@@ -206,11 +206,12 @@ int run(const Options& options) {
                               std::min(rank_timeout, std::chrono::milliseconds(30000)));
   }
   const std::optional<Rendezvous> rendezvous = Rendezvous::from_environment();
-  PELAB_CHECK(!rendezvous || options.jobs == 1,
-              "-j {} trains several runs at once, but this process is {} of a data-parallel "
-              "run ({}): drop -j",
-              options.jobs, rendezvous ? rendezvous->describe() : "",
-              rendezvous ? rendezvous->source : "");
+  if (rendezvous) {
+    PELAB_CHECK(options.jobs == 1,
+                "-j {} trains several runs at once, but this process is {} of a data-parallel "
+                "run ({}): drop -j",
+                options.jobs, rendezvous->describe(), rendezvous->source);
+  }
   Registry registry = make_registry(options);
   const Manifest manifest = Manifest::from_file(options.manifest, registry, options.overrides);
   const std::size_t total = manifest.runs().size();

@@ -120,10 +120,6 @@ void check_same_config(const RunFolder& folder, const std::string& current, bool
       folder.dir(), resuming ? "partial" : "finished", listed));
 }
 
-}  // namespace
-
-namespace {
-
 std::string location_prefix(const Params& params, const std::string& key) {
   const SourceLocation& where = params.location(key);
   return where.known() ? where.str() + ": " : "";
