@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <regex>
 #include <string>
 
 #include <gmock/gmock.h>
@@ -173,6 +174,19 @@ TEST_F(ReportFolder, WithoutGnuplotTheScriptsAreWritten) {
   // Test accuracy (%), one line per series (group "all"): scale mean sem.
   EXPECT_THAT(script, HasSubstr("\n0.2 85 5\n2 50 10\n"));
   EXPECT_THAT(script, Not(HasSubstr("first")));
+  // A percentage axis stops at 100: test accuracy spans 40 (50 - 10) to 90 (85 + 5), plus 8%.
+  EXPECT_THAT(script, HasSubstr("set title 'test'\nset ylabel 'accuracy (%)'\n"));
+  EXPECT_THAT(script, HasSubstr("set yrange [36:94]\n"));
+  // Train accuracy reaches 100 (95 + 5): a quarter of the margin above it, room for the marker.
+  EXPECT_THAT(script, HasSubstr("set yrange [46:101]\n"));
+  const std::regex yrange(R"(set yrange \[([0-9.]+):([0-9.]+)\])");
+  int percent_panels = 0;
+  for (std::sregex_iterator it(script.begin(), script.end(), yrange), end; it != end; ++it) {
+    ++percent_panels;
+    EXPECT_GE(std::stod((*it)[1]), 0.0) << it->str();
+    EXPECT_LE(std::stod((*it)[2]), 102.0) << it->str();  // at most 100 + 8% / 4
+  }
+  EXPECT_EQ(percent_panels, 2);  // train and test
   // Per group: the lines shifted sideways by 1.4%, one of two lines (all, first).
   const std::string groups = test::slurp(dir_ / "exp/figures/accuracy-groups.gp");
   EXPECT_THAT(groups, ContainsRegex("\n0\\.197[0-9]* 85 5\n1\\.97[0-9]* 50 10\n"));
@@ -196,6 +210,7 @@ TEST_F(ReportFolder, WithoutGnuplotTheScriptsAreWritten) {
   EXPECT_THAT(probes, HasSubstr("custom: zeta (lower is better)"));
   EXPECT_THAT(probes, HasSubstr("rsa: spearman (higher is better)"));
   EXPECT_LT(probes.find("custom: zeta"), probes.find("rsa: spearman"));
+  EXPECT_THAT(probes, HasSubstr("set yrange [*:*]\n"));  // not a percentage: gnuplot's own range
 }
 
 // The init scale is whatever parameter the initializer's schema marks, whatever its name; an

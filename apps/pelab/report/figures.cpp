@@ -115,6 +115,29 @@ ScaleRange scale_range(const Experiment& experiment) {
   return range;
 }
 
+// The values a panel draws, mean ± SEM, for a y axis that stops where the metric does.
+struct ValueSpan {
+  double lowest = std::numeric_limits<double>::infinity();
+  double highest = -std::numeric_limits<double>::infinity();
+  void add(double mean, double sem) {
+    if (!std::isfinite(mean)) return;
+    const double bar = std::isfinite(sem) ? sem : 0.0;
+    lowest = std::min(lowest, mean - bar);
+    highest = std::max(highest, mean + bar);
+  }
+  // A percentage never passes 100, nor drops below 0: the axis spans at least 2 points and keeps
+  // gnuplot's margin of 8% inside those bounds, with just enough room above 100 for a marker
+  // drawn at 100.
+  std::string percent_range() const {
+    if (!(lowest <= highest)) return "set yrange [*:*]\n";
+    const double top = std::clamp(highest, 2.0, 100.0);
+    const double bottom = std::max(std::min(lowest, top - 2.0), 0.0);
+    const double margin = 0.08 * (top - bottom);
+    return fmt::format("set yrange [{}:{}]\n", num(std::max(bottom - margin, 0.0)),
+                       num(std::min(top + margin, 100.0 + margin / 4)));
+  }
+};
+
 // The x axis for the scaled points (see ScaleRange).
 std::string scale_axis(const Experiment& experiment) {
   const ScaleRange range = scale_range(experiment);
@@ -149,6 +172,7 @@ void scale_panel(Script& script, const Experiment& experiment, const std::vector
   std::string& body = script.body();
   body += fmt::format("set title {}\nset ylabel {}\n", quote(title), quote(ylabel));
   std::vector<std::string> plots;
+  ValueSpan span;
   if (any_scale(experiment)) {
     body += scale_axis(experiment);
     std::vector<std::string> series;
@@ -168,6 +192,7 @@ void scale_panel(Script& script, const Experiment& experiment, const std::vector
           if (it == point.stats.end() || it->second.n == 0) continue;
           rows += fmt::format("{} {} {}\n", num(range.jitter(*point.init_scale, index, count)),
                               num(factor * it->second.mean), num(factor * it->second.sem));
+          span.add(factor * it->second.mean, factor * it->second.sem);
         }
         ++index;
         if (rows.empty()) continue;
@@ -191,6 +216,7 @@ void scale_panel(Script& script, const Experiment& experiment, const std::vector
                         lines.size() > 1 && !lines[i].title.empty() ? ": " + lines[i].title : "",
                         fmt::format("{:.3g}", factor * it->second.mean),
                         fmt::format("{:.2g}", factor * it->second.sem));
+        span.add(factor * it->second.mean, 0.0);
         static const char* kColours[] = {"#222222", "#8c510a", "#01665e", "#762a83", "#777777"};
         plots.push_back(fmt::format("{} with lines dt {} lw 2 lc rgb '{}' title {}",
                                     num(factor * it->second.mean), dash, kColours[(dash - 2) % 5],
@@ -210,6 +236,7 @@ void scale_panel(Script& script, const Experiment& experiment, const std::vector
         if (it == point.stats.end() || it->second.n == 0) continue;
         rows += fmt::format("{} {} {} \"{}\"\n", p, num(factor * it->second.mean),
                             num(factor * it->second.sem), point.label);
+        span.add(factor * it->second.mean, factor * it->second.sem);
       }
       if (rows.empty()) continue;
       const std::string block = script.block(rows);
@@ -218,6 +245,7 @@ void scale_panel(Script& script, const Experiment& experiment, const std::vector
                                   quote(lines[i].title.empty() ? "mean ± SEM" : lines[i].title)));
     }
   }
+  body += factor == 100.0 ? span.percent_range() : "set yrange [*:*]\n";
   if (plots.empty()) {
     body += "set label 1 'no data' at graph 0.5,0.5 center\nplot NaN notitle\nunset label 1\n";
   } else {
