@@ -223,19 +223,22 @@ RunSummary summary_of(const RunConfig& config, const std::string& status) {
 }
 
 // One claimed run being trained in its folder: what it has produced so far (metrics, PE
-// snapshots) and how long training took. Data-parallel, every rank trains it and only rank 0 has
+// snapshots) and how long training took, over every process that trained it (a resumed run takes
+// its earlier time from the checkpoint). Data-parallel, every rank trains it and only rank 0 has
 // the folder, the claim and a log (the others get none).
 class RunTraining {
  public:
+  // `started`: when this process took the run on, model building included.
   RunTraining(const RunConfig& config, BuiltRun& run, const RunFolder* folder, RunClaim* claim,
-              spdlog::logger& logger, Collective* ranks)
+              spdlog::logger& logger, Collective* ranks, Clock::time_point started)
       : config_(config),
         train_(TrainConfig::from_params(config.train)),
         run_(run),
         folder_(folder),
         claim_(claim),
         logger_(logger),
-        ranks_(ranks) {}
+        ranks_(ranks),
+        started_(started) {}
 
   // Starts the run afresh in its folder: the initial snapshot and evaluation.
   void start_fresh() {
@@ -268,6 +271,8 @@ class RunTraining {
       }
       snapshots_ = folder_->read_snapshots(checkpoint.epoch);
       run_.trainer->resume_after_epoch(checkpoint.epoch);
+      // A checkpoint of an older pelab has no time: the run's cost then counts from here.
+      if (checkpoint.time) earlier_ = *checkpoint.time;
       folder_->write_config(config_);  // may extend the epochs
       logger_.info("resumed from the checkpoint of epoch {} ({})", checkpoint.epoch,
                    checkpoint.file);
@@ -286,7 +291,7 @@ class RunTraining {
         const bool evaluated = epoch % train_.eval_every == 0 || epoch == train_.epochs;
         if (evaluated) evaluate(epoch);
         last_epoch_ = epoch;
-        const double eta = seconds_ / static_cast<double>(epoch - first + 1) *
+        const double eta = train_seconds() / static_cast<double>(trained_epochs()) *
                            static_cast<double>(train_.epochs - epoch);
         if (claim_) claim_->progress(epoch, train_.epochs, eta);
         if (progress) print_progress(epoch, loss, eta, evaluated);
@@ -324,7 +329,12 @@ class RunTraining {
   const std::vector<MetricRow>& rows() const { return rows_; }
   const std::vector<PESnapshot>& snapshots() const { return snapshots_; }
   double steps_per_second() const {
-    return seconds_ > 0 ? static_cast<double>(steps_) / seconds_ : 0.0;
+    return train_seconds() > 0 ? static_cast<double>(earlier_.steps + steps_) / train_seconds()
+                               : 0.0;
+  }
+  // The wall time of the run so far, earlier processes' share included.
+  double wall_seconds() const {
+    return earlier_.wall_seconds + std::chrono::duration<double>(Clock::now() - started_).count();
   }
 
  private:
@@ -337,11 +347,15 @@ class RunTraining {
     last_epoch_ = epoch.item<std::int64_t>();
   }
 
+  double train_seconds() const { return earlier_.train_seconds + seconds_; }
+  std::int64_t trained_epochs() const { return earlier_.epochs + epochs_; }
+
   double train_epoch(std::int64_t epoch) {
     const auto started = Clock::now();
     const double loss = run_.trainer->train_epoch();
     seconds_ += std::chrono::duration<double>(Clock::now() - started).count();
     steps_ += run_.trainer->steps_per_epoch();
+    ++epochs_;
     rows_.push_back({epoch, "train_epoch", "all", "loss", loss});
     rows_.push_back({epoch, "train_epoch", "all", "lr", run_.trainer->current_learning_rate()});
     return loss;
@@ -356,7 +370,9 @@ class RunTraining {
     folder_->write_metrics(rows_);
     const std::int64_t every = train_.checkpoint_every > 0 ? train_.checkpoint_every : 1;
     if ((epoch / train_.eval_every) % every == 0 || epoch == train_.epochs)
-      folder_->save_checkpoint(*run_.model, run_.trainer->optimizer(), epoch, rows_);
+      folder_->save_checkpoint(
+          *run_.model, run_.trainer->optimizer(), epoch, rows_,
+          {wall_seconds(), train_seconds(), earlier_.steps + steps_, trained_epochs()});
     logger_.info("epoch {}: {}", epoch, evaluation_line(evaluation));
   }
 
@@ -383,8 +399,12 @@ class RunTraining {
   std::vector<MetricRow> rows_;
   std::vector<PESnapshot> snapshots_;
   std::int64_t last_epoch_ = 0;
+  // This process's share of the run; earlier_ holds the processes' before it.
+  const Clock::time_point started_;
   double seconds_ = 0.0;
   std::int64_t steps_ = 0;
+  std::int64_t epochs_ = 0;
+  TrainingTime earlier_;
 };
 
 // What rank 0 found in a run's folder, which the other ranks follow.
@@ -425,14 +445,14 @@ RunOutcome follow_rank_zero(const RunConfig& config, Registry& registry, Collect
   torch::set_num_threads(static_cast<int>(thread_count(config)));
   BuiltRun run = build_run(config, registry, WithTrainer::kYes, nullptr, &ranks);
   spdlog::logger silent("run");  // no sinks: rank 0 keeps the run's log
-  RunTraining training(config, run, nullptr, nullptr, silent, &ranks);
+  RunTraining training(config, run, nullptr, nullptr, silent, &ranks, started);
   if (plan == RankPlan::kResume) {
     training.resume();
   } else {
     training.start_fresh();
   }
   training.train(false);
-  outcome.seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  outcome.seconds = training.wall_seconds();
   outcome.final_metrics = final_metrics(training.rows());
   return outcome;
 }
@@ -519,7 +539,7 @@ RunOutcome execute_run(const RunConfig& config, Registry& registry, const std::s
         "slower than fp32; use precision = \"fp32\"");
   }
 
-  RunTraining training(config, run, &folder, claim.get(), *logger, ranks);
+  RunTraining training(config, run, &folder, claim.get(), *logger, ranks, started);
   if (resume) {
     training.resume();
   } else {
@@ -536,7 +556,7 @@ RunOutcome execute_run(const RunConfig& config, Registry& registry, const std::s
     summary.probes[probe.name] = probe.scalars;
     if (!probe.error.empty()) logger->warn("probe {} failed: {}", probe.name, probe.error);
   }
-  outcome.seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  outcome.seconds = training.wall_seconds();
   outcome.final_metrics = final_metrics(training.rows());
   summary.epoch = config.train.integer("epochs");
   summary.objective = run.task->objective().name();

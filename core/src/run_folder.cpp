@@ -63,8 +63,25 @@ torch::Device model_device(TransformerEncoder& model) {
 // Reads a checkpoint into `model` (and `optimizer` and the default generators when given), its
 // tensors onto the model's device. Throws c10::Error or std::exception when the file is truncated
 // or corrupt.
+// The time fields of a checkpoint, as one float64 tensor: wall, train seconds, steps, epochs.
+torch::Tensor training_time_tensor(const TrainingTime& time) {
+  return torch::tensor({time.wall_seconds, time.train_seconds, static_cast<double>(time.steps),
+                        static_cast<double>(time.epochs)},
+                       torch::kFloat64);
+}
+
+std::optional<TrainingTime> read_training_time(torch::serialize::InputArchive& archive) {
+  torch::Tensor values;  // absent from checkpoints written before it was kept
+  if (!archive.try_read("training_time", values)) return std::nullopt;
+  values = values.to(torch::kCPU, torch::kFloat64).contiguous();
+  if (values.numel() != 4) return std::nullopt;
+  const double* v = values.data_ptr<double>();
+  return TrainingTime{v[0], v[1], static_cast<std::int64_t>(v[2]), static_cast<std::int64_t>(v[3])};
+}
+
 std::int64_t read_checkpoint(const std::string& file, TransformerEncoder& model,
-                             torch::optim::Optimizer* optimizer, std::string& metrics) {
+                             torch::optim::Optimizer* optimizer, std::string& metrics,
+                             std::optional<TrainingTime>& time) {
   torch::serialize::InputArchive archive, model_archive;
   const torch::Device device = model_device(model);
   archive.load_from(file, device);
@@ -78,6 +95,7 @@ std::int64_t read_checkpoint(const std::string& file, TransformerEncoder& model,
     metrics.assign(static_cast<const char*>(metrics_bytes.data_ptr()),
                    static_cast<std::size_t>(metrics_bytes.numel()));
   }
+  time = read_training_time(archive);
   if (optimizer != nullptr) {
     torch::serialize::InputArchive optimizer_archive;
     archive.read("optimizer", optimizer_archive);
@@ -228,7 +246,8 @@ bool RunFolder::has_checkpoint() const {
 }
 
 void RunFolder::save_checkpoint(TransformerEncoder& model, torch::optim::Optimizer& optimizer,
-                                std::int64_t epoch, const std::vector<MetricRow>& rows) const {
+                                std::int64_t epoch, const std::vector<MetricRow>& rows,
+                                const TrainingTime& time) const {
   torch::serialize::OutputArchive archive;
   torch::serialize::OutputArchive model_archive, optimizer_archive;
   model.save(model_archive);
@@ -248,6 +267,7 @@ void RunFolder::save_checkpoint(TransformerEncoder& model, torch::optim::Optimiz
       "metrics_csv",
       torch::from_blob(metrics.data(), {static_cast<std::int64_t>(metrics.size())}, torch::kUInt8)
           .clone());
+  archive.write("training_time", training_time_tensor(time));
   std::ostringstream bytes;
   archive.save_to(bytes);
   // The last checkpoint stays whole until the new one is: a rename is atomic, and a crash between
@@ -269,7 +289,7 @@ RunFolder::LoadedCheckpoint RunFolder::load_checkpoint(TransformerEncoder& model
     const std::string file = path(name);
     if (!fs::is_regular_file(file)) continue;
     try {
-      loaded.epoch = read_checkpoint(file, model, optimizer, loaded.metrics_csv);
+      loaded.epoch = read_checkpoint(file, model, optimizer, loaded.metrics_csv, loaded.time);
       loaded.file = file;
       if (!problems.empty()) {
         loaded.warning = fmt::format("{}; resumed from {} (epoch {}) instead", problems.front(),

@@ -194,5 +194,33 @@ TEST_F(CheckpointTest, ARunWhoseMetricsAreDamagedRestoresThemFromItsCheckpoint) 
   EXPECT_EQ(read_file(folder.path("metrics.csv")), straight);
 }
 
+TEST_F(CheckpointTest, KeepsTheTimeSpentSoThatAResumedRunReportsAllOfIt) {
+  BuiltRun run = build();
+  // A checkpoint of an older pelab has no time: the resumed run counts from there.
+  EXPECT_FALSE(RunFolder(kLegacyRun).load_checkpoint(*run.model, nullptr).time.has_value());
+
+  const RunFolder folder = stopped_after_one_epoch();
+  const auto first = folder.load_checkpoint(*run.model, nullptr).time;
+  ASSERT_TRUE(first.has_value());
+  const std::int64_t steps_per_epoch = run.trainer->steps_per_epoch();
+  EXPECT_EQ(first->epochs, 1);
+  EXPECT_EQ(first->steps, steps_per_epoch);
+  EXPECT_GT(first->train_seconds, 0.0);
+  EXPECT_GE(first->wall_seconds, first->train_seconds);
+
+  execute_run(with_epochs(2), registry_, dir_.path());
+  const auto both = folder.load_checkpoint(*run.model, nullptr).time;
+  ASSERT_TRUE(both.has_value());
+  EXPECT_EQ(both->epochs, 2);
+  EXPECT_EQ(both->steps, 2 * steps_per_epoch);
+  EXPECT_GT(both->train_seconds, first->train_seconds);
+  EXPECT_GT(both->wall_seconds, first->wall_seconds);
+  const auto summary = folder.read_summary();
+  ASSERT_TRUE(summary.has_value());
+  EXPECT_GE(summary->wall_seconds, both->wall_seconds);  // the probes come after the checkpoint
+  EXPECT_NEAR(summary->steps_per_second, both->steps / both->train_seconds,
+              1e-9 * summary->steps_per_second);
+}
+
 }  // namespace
 }  // namespace pelab

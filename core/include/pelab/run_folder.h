@@ -44,13 +44,23 @@ struct PELAB_API RunSummary {
   bool finished() const { return status == "finished"; }
 };
 
+/// What a run has spent up to a checkpoint, over all the processes that trained it, so that a
+/// resumed run's summary reports the whole run's cost and not only its last stretch's.
+struct TrainingTime {
+  double wall_seconds = 0.0;   // evaluations and checkpoints included
+  double train_seconds = 0.0;  // the training steps alone
+  std::int64_t steps = 0;
+  std::int64_t epochs = 0;  // the epochs whose steps those are
+};
+
 /// The files of one run and their formats, in one place: everything that writes or reads a run
 /// folder goes through it. A run folder is `<out>/<experiment>/<point>/seed-<seed>/`:
 ///
 ///   config.toml             the resolved configuration; `pelab run` accepts it again
 ///   metrics.csv             epoch,split,group,metric,value
 ///   pe/tables-epoch-NNNNNN.npy, pe/kernels-epoch-NNNNNN.npy    PE snapshots
-///   checkpoint.pt           weights, optimizer, epoch and RNG state of the last checkpoint;
+///   checkpoint.pt           weights, optimizer, epoch, RNG state and time spent (TrainingTime)
+///                           of the last checkpoint;
 ///   checkpoint.previous.pt  the one before, for when the last one cannot be read
 ///   probes/<name>.json, probes/<name>-<array>.npy
 ///   summary.json            how the run ended (RunSummary)
@@ -97,15 +107,17 @@ class PELAB_API RunFolder {
 
   // --- checkpoint.pt ---
   bool has_checkpoint() const;
-  /// Writes checkpoint.pt, with a copy of the metrics `rows` so far; the checkpoint it replaces
-  /// becomes checkpoint.previous.pt.
+  /// Writes checkpoint.pt, with a copy of the metrics `rows` so far and the time spent; the
+  /// checkpoint it replaces becomes checkpoint.previous.pt.
   void save_checkpoint(TransformerEncoder& model, torch::optim::Optimizer& optimizer,
-                       std::int64_t epoch, const std::vector<MetricRow>& rows) const;
+                       std::int64_t epoch, const std::vector<MetricRow>& rows,
+                       const TrainingTime& time = {}) const;
   struct LoadedCheckpoint {
     std::int64_t epoch = -1;
     std::string file;         // the file the weights came from
     std::string warning;      // set when checkpoint.pt was unreadable and the previous one was used
     std::string metrics_csv;  // its copy of metrics.csv; empty in checkpoints of older pelabs
+    std::optional<TrainingTime> time;  // absent from checkpoints of older pelabs
   };
   /// Loads the model's weights (and the optimizer's state and the RNG state when `optimizer` is
   /// given) from checkpoint.pt, or from checkpoint.previous.pt when checkpoint.pt is missing or
