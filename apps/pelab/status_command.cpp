@@ -68,6 +68,12 @@ int StatusCommand::execute() const {
               statuses.size(), counts[RunState::kDone], counts[RunState::kRunning],
               counts[RunState::kFailed], counts[RunState::kInterrupted],
               counts[RunState::kPending]);
+  if (const auto estimate = estimate_remaining(statuses)) {
+    std::printf(
+        "about %s left at %zu run(s) at a time (the pace of %s, %.3g s an epoch; an estimate)\n",
+        format_duration(estimate->seconds_left).c_str(), estimate->at_a_time,
+        estimate->pace_source.c_str(), estimate->seconds_per_epoch);
+  }
   return counts[RunState::kDone] == statuses.size() ? 0 : 1;
 }
 

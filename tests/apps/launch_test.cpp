@@ -110,6 +110,65 @@ TEST(SweepStatusTest, EachStateIsReadFromItsFolder) {
   EXPECT_EQ(run_status(experiment.path(), "p/seed-5").state, RunState::kPending);
 }
 
+RunStatus status_of(RunState state, std::int64_t epoch, std::int64_t epochs, double wall = -1,
+                    double eta = -1) {
+  RunStatus status;
+  status.state = state;
+  status.epoch = epoch;
+  status.epochs = epochs;
+  status.wall_seconds = wall;
+  if (state == RunState::kRunning) {
+    status.owner = ClaimOwner{};
+    status.owner->eta_seconds = eta;
+  }
+  return status;
+}
+
+TEST(SweepStatusTest, TheTimeLeftIsAtThePaceOfTheFinishedRuns) {
+  std::vector<RunStatus> statuses = {
+      status_of(RunState::kDone, 100, 100, 200.0),  // 2 s an epoch
+      status_of(RunState::kDone, 100, 100, 400.0),  // 4 s an epoch: median 3
+      status_of(RunState::kFailed, 7,
+                100),  // left out: it runs again only with the next `pelab run`
+      status_of(RunState::kRunning, 40, 100, -1, 90.0),  // its own ETA: 90 s
+      status_of(RunState::kInterrupted, 50, 100),        // 50 epochs x 3 s
+      status_of(RunState::kPending, -1, -1),             // epochs unknown: the others' 100, x 3 s
+  };
+  auto estimate = estimate_remaining(statuses);
+  ASSERT_TRUE(estimate.has_value());
+  EXPECT_EQ(estimate->pace_source, "the finished runs");
+  EXPECT_DOUBLE_EQ(estimate->seconds_per_epoch, 3.0);
+  EXPECT_EQ(estimate->at_a_time, 1u);
+  EXPECT_DOUBLE_EQ(estimate->seconds_left, 90.0 + 150.0 + 300.0);
+
+  // Two running at a time: the work is shared.
+  statuses.push_back(status_of(RunState::kRunning, 80, 100, -1, 60.0));
+  estimate = estimate_remaining(statuses);
+  ASSERT_TRUE(estimate.has_value());
+  EXPECT_EQ(estimate->at_a_time, 2u);
+  EXPECT_DOUBLE_EQ(estimate->seconds_left, (90.0 + 150.0 + 300.0 + 60.0) / 2);
+}
+
+TEST(SweepStatusTest, WithoutFinishedRunsTheRunningRunsSetThePace) {
+  const std::vector<RunStatus> statuses = {
+      status_of(RunState::kRunning, 10, 50, -1, 80.0),  // 2 s an epoch
+      status_of(RunState::kPending, -1, -1),            // 50 epochs x 2 s
+  };
+  const auto estimate = estimate_remaining(statuses);
+  ASSERT_TRUE(estimate.has_value());
+  EXPECT_EQ(estimate->pace_source, "the running runs");
+  EXPECT_DOUBLE_EQ(estimate->seconds_left, 80.0 + 100.0);
+}
+
+TEST(SweepStatusTest, NothingLeftOrNoPaceYetGivesNoEstimate) {
+  EXPECT_FALSE(estimate_remaining(
+                   {status_of(RunState::kDone, 10, 10, 20.0), status_of(RunState::kFailed, 3, 10)})
+                   .has_value());
+  EXPECT_FALSE(estimate_remaining({status_of(RunState::kRunning, 0, 10, -1, -1),
+                                   status_of(RunState::kPending, -1, -1)})
+                   .has_value());
+}
+
 TEST(SweepStatusTest, AFolderWithoutRunsIsAnError) {
   ScratchDir empty;
   try {

@@ -31,6 +31,12 @@ std::vector<std::string> sorted_subfolders(const fs::path& dir) {
   return names;
 }
 
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
 // The epochs a run's config.toml asks for; -1 when it cannot be read without a registry.
 std::int64_t configured_epochs(const RunFolder& folder) {
   if (!folder.has_config()) return -1;
@@ -116,6 +122,8 @@ RunStatus run_status(const std::string& experiment_dir, const std::string& relat
   if (const auto summary = folder.read_summary()) {
     status.state = summary->finished() ? RunState::kDone : RunState::kFailed;
     status.error = summary->error;
+    if (summary->finished() && summary->wall_seconds > 0)
+      status.wall_seconds = summary->wall_seconds;
     return status;
   }
   if (const auto owner = RunClaim::read(folder.dir()); owner && RunClaim::alive(*owner)) {
@@ -147,6 +155,63 @@ std::vector<RunStatus> sweep_status(const std::string& experiment_dir) {
   for (const auto& dir : dirs)
     statuses.push_back(run_status(experiment_dir, dir));
   return statuses;
+}
+
+std::optional<SweepEstimate> estimate_remaining(const std::vector<RunStatus>& statuses) {
+  std::vector<double> finished_pace, running_pace, epochs;
+  for (const auto& status : statuses) {
+    if (status.epochs > 0) epochs.push_back(static_cast<double>(status.epochs));
+    if (status.state == RunState::kDone && status.wall_seconds > 0 && status.epochs > 0)
+      finished_pace.push_back(status.wall_seconds / static_cast<double>(status.epochs));
+    if (status.state == RunState::kRunning && status.owner->eta_seconds >= 0 &&
+        status.epochs > status.epoch && status.epoch >= 0) {
+      running_pace.push_back(status.owner->eta_seconds /
+                             static_cast<double>(status.epochs - status.epoch));
+    }
+  }
+  SweepEstimate estimate;
+  if (!finished_pace.empty()) {
+    estimate.seconds_per_epoch = median(finished_pace);
+    estimate.pace_source = "the finished runs";
+  } else if (!running_pace.empty()) {
+    estimate.seconds_per_epoch = median(running_pace);
+    estimate.pace_source = "the running runs";
+  } else {
+    return std::nullopt;
+  }
+  const double typical_epochs = epochs.empty() ? 0.0 : median(epochs);
+  double work = 0.0;
+  std::size_t running = 0, left = 0;
+  for (const auto& status : statuses) {
+    switch (status.state) {
+      case RunState::kRunning: {
+        ++running;
+        ++left;
+        const double eta = status.owner->eta_seconds;
+        if (eta >= 0) {
+          work += eta;
+          break;
+        }
+        [[fallthrough]];  // not known yet: at the pace of the others
+      }
+      case RunState::kInterrupted:
+      case RunState::kPending: {
+        if (status.state != RunState::kRunning) ++left;
+        const double total =
+            status.epochs > 0 ? static_cast<double>(status.epochs) : typical_epochs;
+        if (total <= 0) return std::nullopt;
+        const double done = status.epoch > 0 ? static_cast<double>(status.epoch) : 0.0;
+        work += std::max(total - done, 0.0) * estimate.seconds_per_epoch;
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  if (left == 0) return std::nullopt;
+  estimate.at_a_time = std::min(std::max<std::size_t>(running, 1), left);
+  estimate.seconds_left = work / static_cast<double>(estimate.at_a_time);
+  return estimate;
 }
 
 }  // namespace pelab::cli

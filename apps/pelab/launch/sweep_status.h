@@ -39,6 +39,7 @@ struct RunStatus {
   std::int64_t epochs = -1;         // the run's epochs, when known
   std::optional<ClaimOwner> owner;  // running: who
   std::string error;                // failed: why
+  double wall_seconds = -1.0;       // done: what the run took (summary.json)
 };
 
 /// The state of one run folder.
@@ -46,5 +47,18 @@ RunStatus run_status(const std::string& experiment_dir, const std::string& relat
 
 /// Every run of the experiment: those of sweep.json in order, then any other run folder found.
 std::vector<RunStatus> sweep_status(const std::string& experiment_dir);
+
+/// How long the runs not done yet will take (failed ones aside: they run again only when the
+/// sweep is run again), at the pace of the finished runs (median wall seconds an epoch; else the
+/// running runs' own ETAs) and as many at a time as run now (at least one). An estimate for runs
+/// of one kind: a sweep whose points differ in cost (model sizes) is only roughly right.
+struct SweepEstimate {
+  double seconds_left = 0.0;
+  double seconds_per_epoch = 0.0;  // the pace assumed for runs not running now
+  std::size_t at_a_time = 1;
+  std::string pace_source;  // "the finished runs" or "the running runs"
+};
+/// nullopt when nothing is left, or when no run has a pace yet.
+std::optional<SweepEstimate> estimate_remaining(const std::vector<RunStatus>& statuses);
 
 }  // namespace pelab::cli
