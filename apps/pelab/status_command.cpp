@@ -44,7 +44,8 @@ StatusCommand::StatusCommand(CLI::App& app) {
   command_ = app.add_subcommand(
       "status",
       "Show where each run of an experiment stands: done, running (where, how far, ETA), failed "
-      "(why), interrupted or pending. Exit status 0 when every run is done");
+      "(why), interrupted or pending, and an estimate of the time left. Exit status 0 when every "
+      "run is done");
   command_->add_option("dir", dir_, "The experiment folder (<out>/<experiment>)")->required();
 }
 
