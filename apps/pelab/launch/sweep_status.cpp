@@ -183,30 +183,20 @@ std::optional<SweepEstimate> estimate_remaining(const std::vector<RunStatus>& st
   double work = 0.0;
   std::size_t running = 0, left = 0;
   for (const auto& status : statuses) {
-    switch (status.state) {
-      case RunState::kRunning: {
-        ++running;
-        ++left;
-        const double eta = status.owner->eta_seconds;
-        if (eta >= 0) {
-          work += eta;
-          break;
-        }
-        [[fallthrough]];  // not known yet: at the pace of the others
+    if (status.state == RunState::kDone || status.state == RunState::kFailed) continue;
+    ++left;
+    if (status.state == RunState::kRunning) {
+      ++running;
+      if (status.owner->eta_seconds >= 0) {
+        work += status.owner->eta_seconds;
+        continue;
       }
-      case RunState::kInterrupted:
-      case RunState::kPending: {
-        if (status.state != RunState::kRunning) ++left;
-        const double total =
-            status.epochs > 0 ? static_cast<double>(status.epochs) : typical_epochs;
-        if (total <= 0) return std::nullopt;
-        const double done = status.epoch > 0 ? static_cast<double>(status.epoch) : 0.0;
-        work += std::max(total - done, 0.0) * estimate.seconds_per_epoch;
-        break;
-      }
-      default:
-        break;
+      // Its ETA not known yet: at the pace of the others, as a pending run.
     }
+    const double total = status.epochs > 0 ? static_cast<double>(status.epochs) : typical_epochs;
+    if (total <= 0) return std::nullopt;
+    const double done = status.epoch > 0 ? static_cast<double>(status.epoch) : 0.0;
+    work += std::max(total - done, 0.0) * estimate.seconds_per_epoch;
   }
   if (left == 0) return std::nullopt;
   estimate.at_a_time = std::min(std::max<std::size_t>(running, 1), left);
