@@ -30,7 +30,14 @@ int report(const Options& options, const ReportOptions& report_options) {
   Registry registry(Registry::default_search_path(options.plugin_folders));
   report::ReportOptions settings;
   settings.gnuplot = report_options.gnuplot;
-  print(report::write_report(report_options.dir, &registry, settings));
+  const std::vector<std::string>& dirs = report_options.dirs;
+  PELAB_CHECK(dirs.size() == 1 || !report_options.out.empty(),
+              "{} folders to report on side by side, but no --out: give the folder the combined "
+              "report goes to (it is not written into any of the runs' folders), e.g. --out "
+              "runs/comparison",
+              dirs.size());
+  const std::string out = report_options.out.empty() ? dirs.front() : report_options.out;
+  print(report::write_report(dirs, out, &registry, settings));
   return 0;
 }
 
@@ -48,11 +55,17 @@ ReportCommand::ReportCommand(CLI::App& app, const Options& options) : options_(o
   command_ = app.add_subcommand(
       "report",
       "Aggregate an experiment (or run) folder: results.csv (mean, SEM, n over seeds of every "
-      "metric and probe scalar), report.md, a self-contained report.html and gnuplot figures");
+      "metric and probe scalar), report.md, a self-contained report.html and gnuplot figures. "
+      "Several folders give one report that compares them (with --out)");
   command_
-      ->add_option("dir", report_options_.dir,
-                   "An experiment folder (<out>/<experiment>) or a run folder")
+      ->add_option("dirs", report_options_.dirs,
+                   "An experiment folder (<out>/<experiment>) or a run folder; several, to "
+                   "compare experiments side by side (each one's points a series of their own) "
+                   "or to join the shards of one sweep")
       ->required();
+  command_->add_option("--out", report_options_.out,
+                       "The folder the report goes to (default: the one folder given; required "
+                       "with several)");
   command_->add_option("--gnuplot", report_options_.gnuplot,
                        "The gnuplot program (default: $PELAB_GNUPLOT, else gnuplot)");
 }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -14,12 +15,14 @@ namespace pelab::cli {
 
 /// What `pelab report` reads from its command line.
 struct ReportOptions {
-  std::string dir;
-  std::string gnuplot;  // empty: $PELAB_GNUPLOT or gnuplot
+  std::vector<std::string> dirs;  // experiment or run folders
+  std::string out;                // where the report goes; empty: the one folder of `dirs`
+  std::string gnuplot;            // empty: $PELAB_GNUPLOT or gnuplot
 };
 
-/// Writes results.csv, report.md, report.html and figures/ for an experiment or run folder and
-/// prints the accuracy table and where the files are.
+/// Writes results.csv, report.md, report.html and figures/ for one experiment or run folder (in
+/// it, or in `out`), or for several side by side (in `out`), and prints the accuracy table and
+/// where the files are.
 int report(const Options& options, const ReportOptions& report_options);
 
 /// The report of an experiment `pelab run` has just run, printed as `pelab report` prints it: it

@@ -218,6 +218,16 @@ TEST(PelabCli, RunWritesTheExperimentAndSkipsFinishedRuns) {
   const Result second = pelab(command);
   ASSERT_EQ(second.exit_code, 0) << second.out;
   EXPECT_THAT(second.out, HasSubstr("already finished"));
+
+  // Several folders: one report, written where --out says and nowhere else.
+  const std::string folders = quoted(out + "/cli") + " " + quoted(out + "/cli/default/seed-1");
+  const Result no_out = pelab("report " + folders);
+  EXPECT_NE(no_out.exit_code, 0);
+  EXPECT_THAT(no_out.out, HasSubstr("2 folders to report on side by side, but no --out"));
+  const Result combined = pelab("report " + folders + " --out " + quoted(dir / "combined"));
+  ASSERT_EQ(combined.exit_code, 0) << combined.out;
+  EXPECT_THAT(combined.out, HasSubstr("2 finished run(s) in 1 point(s)"));  // seed 1 counts once
+  EXPECT_TRUE(fs::is_regular_file(dir / "combined/report.md"));
 }
 
 // -j runs each run in a worker process that reads a snapshot of the manifest (so that editing the

@@ -19,6 +19,7 @@
 namespace pelab {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::Contains;
 using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
@@ -72,27 +73,31 @@ class ReportFolder : public ::testing::Test {
         format_number(std));
   }
 
-  static std::string header(int seed) {
+  static std::string header(int seed, const std::string& experiment = "exp") {
     return fmt::format(
-        "[experiment]\nname = \"exp\"\nseeds = [{}]\n\n[task]\nplugin = \"marker_position\"\n"
+        "[experiment]\nname = \"{}\"\nseeds = [{}]\n\n[task]\nplugin = \"marker_position\"\n"
         "tokens = 4\n\n[model]\nlayers = 2\nd_model = 4\n\n[train]\nepochs = 2\nthreads = {}\n\n"
         "[[probe]]\nplugin = \"custom\"\n\n[[probe]]\nplugin = \"rsa\"\n\n",
-        seed, seed);  // threads differ between runs: must not split a series
+        experiment, seed, seed);  // threads differ between runs: must not split a series
   }
 
+  // A finished run in <dir_>/<folder>/<point>/seed-<seed>, of the experiment named as the folder's
+  // last component.
   void write_run(const std::string& point, int seed, const std::string& pe, double train,
-                 double test, double spearman) {
-    const std::string run = dir_ / ("exp/" + point + "/seed-" + std::to_string(seed));
+                 double test, double spearman, const std::string& folder = "exp") {
+    const std::string experiment = fs::path(folder).filename().string();
+    const std::string run = dir_ / (folder + "/" + point + "/seed-" + std::to_string(seed));
     fs::create_directories(run + "/pe");
-    std::ofstream(run + "/config.toml") << header(seed) << pe;
+    std::ofstream(run + "/config.toml") << header(seed, experiment) << pe;
     std::ofstream(run + "/summary.json") << fmt::format(
-        "{{\"status\": \"finished\", \"experiment\": \"exp\", \"point\": \"{}\", \"seed\": {}, "
+        "{{\"status\": \"finished\", \"experiment\": \"{}\", \"point\": \"{}\", \"seed\": {}, "
         "\"parameters\": 100, \"threads\": {}, \"wall_seconds\": {}, \"steps_per_second\": {}, "
         "\"final\": {{\"train/all/accuracy\": {}, \"test/all/accuracy\": {}, "
         "\"test/first/accuracy\": {}, \"test/all/loss\": 0.5}}, \"probes\": {{\"rsa\": "
         "{{\"spearman\": {}, \"spearman_block0\": {}, \"p_value\": null}}, \"custom\": "
         "{{\"alpha\": 1, \"zeta\": {}}}}}}}",
-        point, seed, seed, 60 * seed, 10 * seed, train, test, test, spearman, spearman, seed);
+        experiment, point, seed, seed, 60 * seed, 10 * seed, train, test, test, spearman, spearman,
+        seed);
     std::ofstream(run + "/metrics.csv")
         << "epoch,split,group,metric,value\n0,train,all,accuracy,0.25\n0,test,all,accuracy,0.25\n"
         << "1,train_epoch,all,loss,1.2\n2,train_epoch,all,loss,0.9\n"
@@ -286,6 +291,67 @@ TEST_F(ReportFolder, OneRunFolder) {
       report::write_report(dir_ / "exp/pe.init.std=0.2/seed-1", nullptr, options);
   EXPECT_EQ(result.runs, 1u);
   EXPECT_TRUE(fs::is_regular_file(dir_ / "exp/pe.init.std=0.2/seed-1/results.csv"));
+}
+
+// Two experiments side by side: each keeps its own points and series, named for it, so that no
+// curve joins points of two experiments; the report goes to its own folder.
+TEST_F(ReportFolder, SeveralExperimentsSideBySide) {
+  write_run("pe.init.std=0.2", 1, learned(0.2), 1.00, 0.70, 0.5, "other");
+  write_run("pe.init.std=0.2", 2, learned(0.2), 1.00, 0.50, 0.5, "other");
+  const report::Experiment experiment = report::collect({dir_ / "exp", dir_ / "other"}, &registry_);
+  EXPECT_EQ(experiment.name, "exp + other");
+  std::vector<std::string> points, labels, series;
+  for (const auto& point : experiment.points) {
+    points.push_back(point.point);
+    labels.push_back(point.label);
+    series.push_back(point.series);
+  }
+  EXPECT_EQ(points, (std::vector<std::string>{"exp/pe.init.std=0.2", "exp/pe.init.std=2",
+                                              "other/pe.init.std=0.2", "exp/pe=sinusoidal"}));
+  EXPECT_EQ(labels[2], "other: learned, normal std=0.2");
+  EXPECT_EQ(labels[3], "exp: sinusoidal_nd");
+  EXPECT_EQ(series[0], series[1]);
+  EXPECT_NE(series[0], series[2]);
+  const report::Statistic& test = experiment.points[2].stats.at("test/all/accuracy");
+  EXPECT_EQ(test.n, 2u);
+  EXPECT_DOUBLE_EQ(test.mean, 0.6);
+
+  report::ReportOptions options;
+  options.gnuplot = "/nonexistent/gnuplot";
+  const report::ReportResult result = report::write_report(
+      {dir_ / "exp", dir_ / "other"}, dir_ / "both/report", &registry_, options);
+  EXPECT_EQ(result.runs, 7u);
+  EXPECT_EQ(result.points, 4u);
+  const std::string md = test::slurp(dir_ / "both/report/report.md");
+  EXPECT_THAT(md, HasSubstr("# exp + other: report"));
+  EXPECT_THAT(
+      md, HasSubstr("| other: learned, normal std=0.2 | 0.2 | 2 | 100.0 ± 0.0 | 60.0 ± 10.0 |"));
+  // One line per experiment's series in the figure (shifted sideways apart): the two std=0.2
+  // points are not joined.
+  const std::string script = test::slurp(dir_ / "both/report/figures/accuracy.gp");
+  EXPECT_THAT(script, ContainsRegex("\n0\\.197[0-9]* 85 5\n1\\.97[0-9]* 50 10\nEOD\n"));
+  EXPECT_THAT(script, ContainsRegex("\n0\\.20[0-9]* 60 10\nEOD\n"));
+  EXPECT_THAT(script, HasSubstr("title 'other: learned, normal std'"));
+  EXPECT_FALSE(fs::exists(dir_ / "exp/report.md"));  // the runs' folders are only read
+  EXPECT_FALSE(fs::exists(dir_ / "other/results.csv"));
+}
+
+// The same experiment in two folders (a sweep whose shards ran on two machines) is one set of
+// points; a seed both folders hold counts once.
+TEST_F(ReportFolder, TheShardsOfOneSweepJoin) {
+  write_run("pe.init.std=0.2", 3, learned(0.2), 0.80, 0.60, 0.5, "elsewhere/exp");
+  write_run("pe.init.std=0.2", 1, learned(0.2), 0.10, 0.10, 0.1, "elsewhere/exp");
+  const report::Experiment experiment =
+      report::collect({dir_ / "exp", dir_ / "elsewhere/exp"}, &registry_);
+  EXPECT_EQ(experiment.name, "exp");
+  ASSERT_EQ(experiment.points.size(), 3u);
+  EXPECT_EQ(experiment.points[0].point, "exp/pe.init.std=0.2");
+  EXPECT_EQ(experiment.points[0].label, "learned, normal std=0.2");
+  const report::Statistic& train = experiment.points[0].stats.at("train/all/accuracy");
+  EXPECT_EQ(train.n, 3u);  // seeds 1 and 2 from exp, 3 from elsewhere
+  EXPECT_NEAR(train.mean, (0.9 + 1.0 + 0.8) / 3, 1e-12);
+  EXPECT_THAT(experiment.skipped, Contains(AllOf(HasSubstr("elsewhere/exp/pe.init.std=0.2/seed-1"),
+                                                 HasSubstr("the same point and seed as"))));
 }
 
 TEST(Report, NoRunsIsAClearError) {

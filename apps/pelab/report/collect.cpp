@@ -198,11 +198,9 @@ std::optional<std::vector<Headline>> headlines_of(const json& document) {
   return headlines;
 }
 
-}  // namespace
-
-Experiment collect(const std::string& dir, Registry* registry) {
-  Experiment experiment;
-  experiment.dir = dir;
+// The run folders under `dir`: `dir` itself when it is a run folder, else its
+// <point>/seed-<s>/ folders that hold a config.toml.
+std::vector<std::string> run_folders(const std::string& dir) {
   PELAB_CHECK(fs::is_directory(dir), "'{}' is not a folder", dir);
   std::vector<std::string> run_dirs;
   if (fs::is_regular_file(fs::path(dir) / "config.toml")) {
@@ -221,12 +219,37 @@ Experiment collect(const std::string& dir, Registry* registry) {
               "'{}' holds no runs: give a run folder (with config.toml) or an experiment folder "
               "(<out>/<experiment>, holding <point>/seed-<s>/ folders)",
               dir);
+  return run_dirs;
+}
+
+}  // namespace
+
+Experiment collect(const std::string& dir, Registry* registry) {
+  return collect(std::vector<std::string>{dir}, registry);
+}
+
+Experiment collect(const std::vector<std::string>& dirs, Registry* registry) {
+  PELAB_CHECK(!dirs.empty(), "no folder to report on: give an experiment or run folder");
+  Experiment experiment;
+  experiment.dir = fmt::format("{}", fmt::join(dirs, ", "));
+  // With several folders a point is "<experiment>/<point>", as the folders lie under an output
+  // folder: the same experiment in two folders (shards run on two machines) shares its points.
+  const bool combined = dirs.size() > 1;
+  std::vector<std::pair<std::string, std::string>> runs_and_folders;
+  for (const auto& dir : dirs) {
+    for (auto& run_dir : run_folders(dir))
+      runs_and_folders.emplace_back(std::move(run_dir), dir);
+  }
 
   std::map<std::string, Point> by_point;
   std::vector<std::string> order;
   std::map<std::string, PEDescription> descriptions;
+  std::map<std::string, std::string> experiment_of_point;
+  std::vector<std::string> experiment_names;
+  std::map<std::pair<std::string, std::int64_t>, std::string> seen_seeds;  // -> its run folder
+  std::set<std::string> folders_with_splits;
   std::set<std::string> warnings;
-  for (const auto& run_dir : run_dirs) {
+  for (const auto& [run_dir, folder] : runs_and_folders) {
     const auto summary = RunFolder(run_dir).read_summary();
     if (!summary) {
       experiment.skipped.push_back(run_dir + ": not finished (no readable summary.json)");
@@ -234,6 +257,17 @@ Experiment collect(const std::string& dir, Registry* registry) {
     }
     if (!summary->finished()) {
       experiment.skipped.push_back(fmt::format("{}: {}", run_dir, summary->status));
+      continue;
+    }
+    const std::string experiment_name =
+        summary->experiment.empty() ? fs::path(folder).filename().string() : summary->experiment;
+    std::string point = summary->point.empty() ? "default" : summary->point;
+    if (combined) point = experiment_name + "/" + point;
+    const auto [seen, first] = seen_seeds.emplace(std::make_pair(point, summary->seed), run_dir);
+    if (!first) {
+      experiment.skipped.push_back(fmt::format(
+          "{}: the same point and seed as {}, which is counted (a seed counts once in a mean)",
+          run_dir, seen->second));
       continue;
     }
     RunRecord run;
@@ -264,16 +298,31 @@ Experiment collect(const std::string& dir, Registry* registry) {
         }
       }
     }
-    if (experiment.name.empty()) experiment.name = summary->experiment;
-    std::string point = summary->point;
-    if (point.empty()) point = "default";
+    if (std::find(experiment_names.begin(), experiment_names.end(), experiment_name) ==
+        experiment_names.end())
+      experiment_names.push_back(experiment_name);
     if (!by_point.count(point)) {
       order.push_back(point);
       by_point[point].point = point;
       descriptions[point] = describe_pe(run_dir + "/config.toml", registry, warnings);
+      experiment_of_point[point] = experiment_name;
     }
-    if (experiment.splits.empty()) experiment.splits = splits_of(run_dir);
+    // The splits in the order the first run of each folder lists them.
+    if (folders_with_splits.insert(folder).second) {
+      for (const auto& split : splits_of(run_dir)) {
+        if (std::find(experiment.splits.begin(), experiment.splits.end(), split) ==
+            experiment.splits.end())
+          experiment.splits.push_back(split);
+      }
+    }
     by_point[point].runs.push_back(std::move(run));
+  }
+  experiment.name = fmt::format("{}", fmt::join(experiment_names, " + "));
+  // Runs of several experiments side by side: each experiment's points form their own series,
+  // named for it, so that a curve never joins points of two experiments.
+  if (experiment_names.size() > 1) {
+    for (auto& [point, description] : descriptions)
+      description.base = experiment_of_point[point] + ": " + description.base;
   }
   experiment.warnings.assign(warnings.begin(), warnings.end());
   std::set<std::string> tasks;
@@ -289,9 +338,8 @@ Experiment collect(const std::string& dir, Registry* registry) {
         experiment.probe_order.push_back(probe);
     }
   }
-  PELAB_CHECK(!by_point.empty(), "'{}' holds no finished run:\n  {}", dir,
+  PELAB_CHECK(!by_point.empty(), "'{}' holds no finished run:\n  {}", experiment.dir,
               fmt::join(experiment.skipped, "\n  "));
-  if (experiment.name.empty()) experiment.name = fs::path(dir).filename().string();
 
   // A series is the points sharing a PE description; configuration keys that differ between
   // them (other than the scale and the seed) split it further and are named in its label.

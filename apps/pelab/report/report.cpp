@@ -265,9 +265,17 @@ bool is_png(const std::string& path) {
 
 ReportResult write_report(const std::string& dir, Registry* registry,
                           const ReportOptions& options) {
+  return write_report(std::vector<std::string>{dir}, dir, registry, options);
+}
+
+ReportResult write_report(const std::vector<std::string>& dirs, const std::string& dir,
+                          Registry* registry, const ReportOptions& options) {
   ReportResult result;
   result.dir = dir;
-  const Experiment experiment = collect(dir, registry);
+  const Experiment experiment = collect(dirs, registry);
+  boost::system::error_code error;
+  fs::create_directories(dir, error);
+  PELAB_CHECK(!error, "cannot create the report folder '{}': {}", dir, error.message());
   result.points = experiment.points.size();
   for (const auto& point : experiment.points)
     result.runs += point.runs.size();
@@ -368,7 +376,8 @@ ReportResult write_report(const std::string& dir, Registry* registry,
       "(standard error of the mean, sample standard deviation / sqrt(n)) over the n seeds of "
       "each point. The init scale is the point's {}; points without one are listed by their PE.",
       result.runs, result.points,
-      experiment.task.empty() ? "" : fmt::format(" of the task `{}`", experiment.task), dir, [&] {
+      experiment.task.empty() ? "" : fmt::format(" of the task `{}`", experiment.task),
+      experiment.dir, [&] {
         std::set<std::string> keys;
         for (const auto& point : experiment.points) {
           if (point.init_scale) keys.insert(point.scale_key);
@@ -497,8 +506,8 @@ ReportResult write_report(const std::string& dir, Registry* registry,
       "Files: results.csv (point,metric,mean,sem,n,series,init_scale for every final metric, "
       "probe scalar and cost), figures/*.png with the gnuplot scripts that drew them "
       "(figures/*.gp, data "
-      "inline), and per run <point>/seed-<s>/ (config.toml, metrics.csv, summary.json, pe/*.npy, "
-      "probes/*.json and *.npy).");
+      "inline), and per run <point>/seed-<s>/ in its experiment folder (config.toml, "
+      "metrics.csv, summary.json, pe/*.npy, probes/*.json and *.npy).");
 
   write_file_atomically(dir + "/report.md", doc.markdown());
   write_file_atomically(dir + "/report.html", doc.html(experiment.name + ": pelab report"));

@@ -74,6 +74,12 @@ struct Experiment {
 /// without one, no point has a scale.
 Experiment collect(const std::string& dir, Registry* registry = nullptr);
 
+/// Reads several folders side by side, as one report compares them. Each point is named
+/// "<experiment>/<point>"; the points of different experiments form separate series, labelled
+/// with the experiment's name, while the same experiment in two folders (a sweep sharded over
+/// machines) shares its points. A seed that two folders hold for the same point counts once.
+Experiment collect(const std::vector<std::string>& dirs, Registry* registry = nullptr);
+
 /// How the report shows one of the metrics that the tasks' objectives evaluate.
 struct MetricDisplay {
   std::string metric;   // as metrics.csv names it: "accuracy", "mse", "r"
@@ -134,6 +140,11 @@ struct ReportResult {
 /// registry, if given, builds the task of the first run to draw the ground truth.
 ReportResult write_report(const std::string& dir, Registry* registry,
                           const ReportOptions& options = {});
+
+/// The report of several folders side by side (collect(dirs)), written in `out_dir`, which is
+/// created if needed; the runs' folders are only read.
+ReportResult write_report(const std::vector<std::string>& dirs, const std::string& out_dir,
+                          Registry* registry, const ReportOptions& options = {});
 
 /// The scalars that stand for a probe in tables and figures: those it declared (that some point
 /// has), else its first scalar that is not per block.
