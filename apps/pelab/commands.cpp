@@ -174,6 +174,17 @@ int validate(const Options& options) {
               manifest.runs().size(), options.no_build ? "" : ", each point built");
   for (const auto& key : manifest.sweep_keys())
     std::printf("  sweep: %s\n", key.c_str());
+  // The points by the folders they will have: what [[sweep.point]]s and --sets made of the sweep.
+  constexpr std::size_t kPointsShown = 32;
+  std::vector<std::string> points;
+  for (const RunConfig& run : manifest.runs()) {
+    if (!run.point.empty() && (points.empty() || points.back() != run.point))
+      points.push_back(run.point);
+  }
+  for (std::size_t i = 0; i < points.size() && i < kPointsShown; ++i)
+    std::printf("  point: %s\n", points[i].c_str());
+  if (points.size() > kPointsShown)
+    std::printf("  ... and %zu more point(s)\n", points.size() - kPointsShown);
   return 0;
 }
 

@@ -673,12 +673,25 @@ Manifest Manifest::from_string(const std::string& text, const std::string& sourc
   // KEY as an axis after the manifest's.
   std::map<std::string, std::pair<const toml::array*, std::string>> swept_by_override;
   std::vector<std::string> override_axes;
+  // `[[sweep.point]]` tables, or `--set 'sweep.point=[{...}]'` in their place: points beside the
+  // cartesian product.
+  const toml::array* extra_points = nullptr;
+  std::string extra_points_origin;
   for (const auto& [key, entry] : base.entries) {
     if (key.rfind("sweep.", 0) != 0) continue;
     std::string name = key.substr(6);
     if (name.size() >= 2 && name.front() == '"' && name.back() == '"')
       name = name.substr(1, name.size() - 2);
     const std::string where = entry.second.str();
+    if (name == "point") {
+      extra_points = entry.first->as_array();
+      extra_points_origin = where;
+      PELAB_CHECK(extra_points != nullptr,
+                  "{}: sweep.point is a list of points, each a table of keys, e.g. --set "
+                  "'sweep.point=[{{ pe = {{ plugin = \"sinusoidal_nd\" }} }}]'",
+                  where);
+      continue;
+    }
     check_sweep_key(name, where);
     const toml::array* values = entry.first->as_array();
     PELAB_CHECK(values != nullptr && !values->empty(),
@@ -697,6 +710,18 @@ Manifest Manifest::from_string(const std::string& text, const std::string& sourc
     for (const auto& [key, value] : *table) {
       const auto& where = key.source().begin;
       const std::string name(key.str());
+      if (name == "point") {
+        if (extra_points_origin.empty()) {
+          extra_points = value.as_array();
+          if (extra_points == nullptr) {
+            throw Error(fmt::format(
+                "{}:{}:{}: sweep.point is a list of points: write each as a [[sweep.point]] "
+                "table of the keys it sets",
+                source_name, where.line, where.column));
+          }
+        }
+        continue;
+      }
       check_sweep_key(name, fmt::format("{}:{}:{}", source_name, where.line, where.column));
       const toml::array* values = value.as_array();
       if (values == nullptr || values->empty()) {
@@ -736,6 +761,69 @@ Manifest Manifest::from_string(const std::string& text, const std::string& sourc
     }
   }
 
+  // The extra points: each the manifest with the keys it lists, by dotted path. A dotted key
+  // (`model.pe_dropout = 0.1`) names one key; an inline table (`pe = { plugin = ... }`) is a
+  // whole value, as a swept table is.
+  struct ExtraPoint {
+    std::vector<std::pair<std::string, const toml::node*>> keys;
+    std::string where;
+  };
+  std::vector<ExtraPoint> extras;
+  if (extra_points != nullptr) {
+    const auto location_of = [&](const toml::node& node) {
+      if (!extra_points_origin.empty()) return extra_points_origin;
+      const auto& begin = node.source().begin;
+      return fmt::format("{}:{}:{}", source_name, begin.line, begin.column);
+    };
+    for (const toml::node& element : *extra_points) {
+      const toml::table* table = element.as_table();
+      const std::string where = location_of(element);
+      PELAB_CHECK(table != nullptr,
+                  "{}: each sweep point is a table of the keys it sets, e.g. [[sweep.point]] "
+                  "then pe = {{ plugin = \"sinusoidal_nd\" }} and model.pe_dropout = 0.1",
+                  where);
+      PELAB_CHECK(!table->empty(),
+                  "{}: a sweep point sets no key: give it the keys that make it a point, e.g. "
+                  "model.pe_dropout = 0.1",
+                  where);
+      ExtraPoint extra{{}, where};
+      std::function<void(const toml::table&, const std::string&)> flatten =
+          [&](const toml::table& level, const std::string& prefix) {
+            for (const auto& [key, value] : level) {
+              const std::string path = child_path(prefix, std::string(key.str()));
+              const toml::table* nested = value.as_table();
+              if (nested != nullptr && !nested->is_inline()) {
+                flatten(*nested, path);
+                continue;
+              }
+              const auto& at = key.source().begin;
+              check_sweep_key(path, extra_points_origin.empty()
+                                        ? fmt::format("{}:{}:{}", source_name, at.line, at.column)
+                                        : where);
+              // A --set of a key fixes it in every point, as it fixes a swept key.
+              if (!base.find(path)) extra.keys.emplace_back(path, &value);
+            }
+          };
+      flatten(*table, "");
+      // In the order they are written (a TOML table iterates its keys sorted), as the axes are.
+      std::stable_sort(extra.keys.begin(), extra.keys.end(), [](const auto& a, const auto& b) {
+        const auto& x = a.second->source().begin;
+        const auto& y = b.second->source().begin;
+        return std::tie(x.line, x.column) < std::tie(y.line, y.column);
+      });
+      for (const auto& [outer, outer_value] : extra.keys) {
+        for (const auto& [inner, inner_value] : extra.keys) {
+          PELAB_CHECK(inner.rfind(outer + ".", 0) != 0,
+                      "{}: this sweep point sets '{}' inside '{}', which it also sets whole: set "
+                      "one of them",
+                      where, inner, outer);
+        }
+      }
+      // A point whose every key a --set fixed is the manifest's own values: nothing of its own.
+      if (!extra.keys.empty()) extras.push_back(std::move(extra));
+    }
+  }
+
   // A --set inside a swept value would change every point while their names keep the manifest's
   // values: `pe.init.std=0.2` under a sweep of whole `pe` tables would train sigma 0.2 in a
   // folder named for sigma 2.
@@ -751,6 +839,15 @@ Manifest Manifest::from_string(const std::string& text, const std::string& sourc
           axis.line > 0 ? fmt::format(" ({}:{}:{})", source_name, axis.line, axis.column) : "",
           axis.key, axis.key));
     }
+    for (const auto& extra : extras) {
+      for (const auto& [path, value] : extra.keys) {
+        if (key.rfind(path + ".", 0) != 0) continue;
+        throw Error(fmt::format(
+            "{}: '{}' is inside '{}', which a sweep point sets ({}): that point would be named "
+            "for a value it does not have. Fix the whole key instead (--set '{}=...')",
+            entry.second.str(), key, path, extra.where, path));
+      }
+    }
   }
 
   // A sweep that large is a slip (a range written out by a script, an axis pasted twice), and
@@ -761,6 +858,8 @@ Manifest Manifest::from_string(const std::string& text, const std::string& sourc
     points = std::min(points * axis.values->size(), kMaxRuns + 1);
     sizes.push_back(fmt::format("{} ({})", axis.values->size(), axis.key));
   }
+  points += extras.size();
+  if (!extras.empty()) sizes.push_back(fmt::format("{} [[sweep.point]]", extras.size()));
   if (points > kMaxRuns) {
     throw Error(
         fmt::format("{}: the sweep has more than {} points ({}): split it into several "
@@ -768,25 +867,14 @@ Manifest Manifest::from_string(const std::string& text, const std::string& sourc
                     source_name, kMaxRuns, join(sizes, " x ")));
   }
 
-  // Cartesian product, the last axis varying fastest.
-  std::vector<std::size_t> index(axes.size(), 0);
+  // One point: the manifest under `overlay`, named by `labels`, run with every seed.
   std::set<std::string> seen_dirs;
-  while (true) {
-    Overlay overlay = base;
-    std::vector<std::string> labels;
-    for (std::size_t a = 0; a < axes.size(); ++a) {
-      const toml::node* value = axes[a].values->get(index[a]);
-      const auto& begin = value->source().begin;
-      overlay.entries[axes[a].key] = {
-          value, axes[a].origin.empty() ? SourceLocation{source_name, static_cast<int>(begin.line),
-                                                         static_cast<int>(begin.column)}
-                                        : SourceLocation{axes[a].origin, 0, 0}};
-      labels.push_back(axes[a].key + "=" + point_value_label(*value, index[a]));
-    }
+  const bool swept = !axes.empty() || !extras.empty();
+  auto add_point = [&](const Overlay& overlay, const std::vector<std::string>& labels) {
     Resolver resolver(source_name, root, registry, overlay);
     RunConfig point = resolver.resolve();
     // A run's config.toml names its point; a manifest with a sweep names its points itself.
-    point.point = axes.empty() ? point.experiment_params.string("point") : join(labels, ",");
+    point.point = swept ? join(labels, ",") : point.experiment_params.string("point");
     point.experiment_params.set("point", point.point, point.experiment_params.location("point"));
     point.experiment = point.experiment_params.string("name");
     if (point.experiment.empty()) {
@@ -817,13 +905,31 @@ Manifest Manifest::from_string(const std::string& text, const std::string& sourc
       run.seed = seed;
       if (!seen_dirs.insert(run.relative_dir()).second) {
         throw Error(
-            fmt::format("{}: two runs would share the folder '{}' (a seed listed twice, "
-                        "or sweep values that differ only in characters unsafe in "
-                        "file names)",
+            fmt::format("{}: two runs would share the folder '{}' (a seed listed twice, a "
+                        "sweep point that repeats another, or sweep values that differ only in "
+                        "characters unsafe in file names)",
                         source_name, run.relative_dir()));
       }
       manifest.runs_.push_back(std::move(run));
     }
+  };
+
+  // Cartesian product, the last axis varying fastest. With only [[sweep.point]]s and no axes,
+  // the product is empty: the manifest's own values are no point of their own.
+  std::vector<std::size_t> index(axes.size(), 0);
+  while (!axes.empty() || extras.empty()) {
+    Overlay overlay = base;
+    std::vector<std::string> labels;
+    for (std::size_t a = 0; a < axes.size(); ++a) {
+      const toml::node* value = axes[a].values->get(index[a]);
+      const auto& begin = value->source().begin;
+      overlay.entries[axes[a].key] = {
+          value, axes[a].origin.empty() ? SourceLocation{source_name, static_cast<int>(begin.line),
+                                                         static_cast<int>(begin.column)}
+                                        : SourceLocation{axes[a].origin, 0, 0}};
+      labels.push_back(axes[a].key + "=" + point_value_label(*value, index[a]));
+    }
+    add_point(overlay, labels);
 
     // Advance the odometer; done when the slowest axis wraps.
     std::size_t axis = axes.size();
@@ -834,6 +940,21 @@ Manifest Manifest::from_string(const std::string& text, const std::string& sourc
       if (!advanced) index[axis] = 0;
     }
     if (!advanced) break;
+  }
+  // The extra points, after the product, each named for the keys it sets.
+  for (std::size_t p = 0; p < extras.size(); ++p) {
+    Overlay overlay = base;
+    std::vector<std::string> labels;
+    for (const auto& [path, value] : extras[p].keys) {
+      const auto& begin = value->source().begin;
+      const SourceLocation where = extra_points_origin.empty()
+                                       ? SourceLocation{source_name, static_cast<int>(begin.line),
+                                                        static_cast<int>(begin.column)}
+                                       : SourceLocation{extra_points_origin, 0, 0};
+      overlay.entries[path] = {value, where};
+      labels.push_back(path + "=" + point_value_label(*value, p));
+    }
+    add_point(overlay, labels);
   }
   manifest.name_ = manifest.runs_.front().experiment;
   return manifest;

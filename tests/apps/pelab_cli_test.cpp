@@ -156,6 +156,14 @@ TEST(PelabCli, ValidateWithOverrides) {
   const Result sweep = pelab("validate " + quoted(kSmoke) + " --set 'experiment.seeds=[1, 2, 3]'");
   EXPECT_EQ(sweep.exit_code, 0) << sweep.out;
   EXPECT_THAT(sweep.out, HasSubstr("= 3 run(s)"));
+  // The points are listed by their folders, a [[sweep.point]] given by --set among them.
+  const Result points = pelab("validate " + quoted(kSmoke) +
+                              " --set 'sweep.model.layers=[1, 2]' --set 'sweep.point=[{ "
+                              "model.d_model = 16 }]'");
+  EXPECT_EQ(points.exit_code, 0) << points.out;
+  EXPECT_THAT(points.out, HasSubstr("3 point(s)"));
+  EXPECT_THAT(points.out, HasSubstr("\n  sweep: model.layers\n  point: model.layers=1\n  point: "
+                                    "model.layers=2\n  point: model.d_model=16\n"));
 
   const Result bad =
       pelab("validate " + quoted(kSmoke) + " --set model.layers=0", "2>&1 >/dev/null");

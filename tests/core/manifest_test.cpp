@@ -430,6 +430,94 @@ TEST_F(ManifestTest, OverrideOfASweptKeyDoesNotMislabelRuns) {
   }
 }
 
+// [[sweep.point]]: points beside the product, for what a product cannot say (the sinusoidal PE
+// with its dropout beside learned PEs without it).
+const std::string kSweepWithPoint = kBase + R"(
+[sweep]
+"pe.init.std" = [0.2, 2.0]
+
+[[sweep.point]]
+pe = { plugin = "sinusoidal_nd", use_hidden_coordinates = true }
+model.pe_dropout = 0.1
+"train.eval_dropout" = "both"
+)";
+
+TEST_F(ManifestTest, ASweepPointComesAfterTheProductWithOnlyItsOwnKeys) {
+  const Manifest manifest = parse(edit(kSweepWithPoint, "seeds = [1]", "seeds = [1, 2]"));
+  ASSERT_EQ(manifest.runs().size(), 6u);
+  EXPECT_EQ(manifest.points(), 3u);
+  EXPECT_EQ(manifest.runs()[0].point, "pe.init.std=0.2");
+  EXPECT_DOUBLE_EQ(manifest.runs()[2].model.real("pe_dropout"), 0.0);  // the product's own
+  const RunConfig& point = manifest.runs()[4];
+  EXPECT_EQ(point.point,
+            "pe=sinusoidal_nd+use_hidden_coordinates=true,model.pe_dropout=0.1,"
+            "train.eval_dropout=both");
+  EXPECT_EQ(point.seed, 1);
+  EXPECT_EQ(manifest.runs()[5].seed, 2);
+  EXPECT_EQ(point.pe.name, "sinusoidal_nd");  // the inline table is the whole value
+  EXPECT_DOUBLE_EQ(point.model.real("pe_dropout"), 0.1);
+  EXPECT_EQ(point.train.string("eval_dropout"), "both");
+  EXPECT_EQ(point.model.integer("layers"), 1);  // the rest is the manifest's
+  EXPECT_EQ(point.model.location("pe_dropout").str(), "unit.toml:27:20");
+  // Its config.toml reads back as itself.
+  const Manifest again = parse(point.to_toml(), {}, "config.toml");
+  ASSERT_EQ(again.runs().size(), 1u);
+  EXPECT_EQ(again.runs()[0].relative_dir(), point.relative_dir());
+}
+
+TEST_F(ManifestTest, SweepPointsAloneAreThePoints) {
+  const Manifest manifest = parse(kBase +
+                                  "\n[[sweep.point]]\n\"train.lr\" = 0.1\n"
+                                  "\n[[sweep.point]]\n\"train.lr\" = 0.01\nmodel.layers = 2\n");
+  ASSERT_EQ(manifest.runs().size(), 2u);
+  EXPECT_EQ(manifest.runs()[0].point, "train.lr=0.1");
+  EXPECT_EQ(manifest.runs()[1].point, "train.lr=0.01,model.layers=2");
+  EXPECT_EQ(manifest.runs()[1].model.integer("layers"), 2);
+}
+
+TEST_F(ManifestTest, SweepPointErrorsSayWhereAndWhat) {
+  EXPECT_THAT(error_of(kBase + "\n[[sweep.point]]\ncolour = 1\n"),
+              StartsWith("unit.toml:23:1: sweep key 'colour' must be a dotted path"));
+  EXPECT_THAT(error_of(kBase + "\n[sweep]\npoint = 3\n"),
+              StartsWith("unit.toml:23:1: sweep.point is a list of points"));
+  EXPECT_THAT(error_of(kBase + "\n[sweep]\npoint = [1]\n"),
+              HasSubstr("each sweep point is a table of the keys it sets"));
+  EXPECT_THAT(error_of(kBase + "\n[[sweep.point]]\n"), HasSubstr("a sweep point sets no key"));
+  // Values are validated where they are written.
+  EXPECT_THAT(error_of(kBase + "\n[[sweep.point]]\nmodel.layers = \"two\"\n"),
+              StartsWith("unit.toml:23:16: 'layers' in [model] must be int"));
+  EXPECT_THAT(error_of(kBase + "\n[[sweep.point]]\npe = { plugin = \"learned\" }\n"
+                               "\"pe.init.std\" = 0.5\n"),
+              HasSubstr("this sweep point sets 'pe.init.std' inside 'pe', which it also sets"));
+  // A point that repeats another would share its folders.
+  EXPECT_THAT(error_of(kBase + "\n[sweep]\n\"train.lr\" = [0.1]\n\n[[sweep.point]]\n"
+                               "\"train.lr\" = 0.1\n"),
+              HasSubstr("a sweep point that repeats another"));
+}
+
+TEST_F(ManifestTest, ASetFixesAKeyOfASweepPointOrReplacesThePoints) {
+  // A --set of a key that a point sets fixes it there too; a point left with no key of its own
+  // is gone.
+  const Manifest fixed = parse(kSweepWithPoint, {"model.pe_dropout=0.2"});
+  ASSERT_EQ(fixed.runs().size(), 3u);
+  EXPECT_EQ(fixed.runs()[2].point,
+            "pe=sinusoidal_nd+use_hidden_coordinates=true,train.eval_dropout=both");
+  EXPECT_DOUBLE_EQ(fixed.runs()[0].model.real("pe_dropout"), 0.2);
+  EXPECT_DOUBLE_EQ(fixed.runs()[2].model.real("pe_dropout"), 0.2);
+  const Manifest replaced =
+      parse(kSweepWithPoint, {"sweep.point=[{ train.lr = 0.5 }, { \"train.lr\" = 0.7 }]"});
+  ASSERT_EQ(replaced.runs().size(), 4u);
+  EXPECT_EQ(replaced.runs()[2].point, "train.lr=0.5");
+  EXPECT_EQ(replaced.runs()[2].train.integer("epochs"), 1);  // a dotted key sets that key only
+  EXPECT_EQ(replaced.runs()[3].point, "train.lr=0.7");
+  EXPECT_DOUBLE_EQ(replaced.runs()[3].train.real("lr"), 0.7);
+  EXPECT_EQ(replaced.runs()[3].train.location("lr").str(),
+            "--set sweep.point=[{ train.lr = 0.5 }, { \"train.lr\" = 0.7 }]");
+  // A --set inside a key a point sets would name the point for a value it does not have.
+  EXPECT_THAT(error_of(kSweepWithPoint, {"pe.use_hidden_coordinates=false"}),
+              HasSubstr("'pe.use_hidden_coordinates' is inside 'pe', which a sweep point sets"));
+}
+
 // --- RunConfig::to_toml ------------------------------------------------------------------------
 
 TEST_F(ManifestTest, ToTomlRoundTrips) {
