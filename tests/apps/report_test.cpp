@@ -73,22 +73,25 @@ class ReportFolder : public ::testing::Test {
         format_number(std));
   }
 
-  static std::string header(int seed, const std::string& experiment = "exp") {
+  static std::string header(int seed, const std::string& experiment = "exp",
+                            const std::string& model_keys = "") {
     return fmt::format(
         "[experiment]\nname = \"{}\"\nseeds = [{}]\n\n[task]\nplugin = \"marker_position\"\n"
-        "tokens = 4\n\n[model]\nlayers = 2\nd_model = 4\n\n[train]\nepochs = 2\nthreads = {}\n\n"
+        "tokens = 4\n\n[model]\nlayers = 2\nd_model = 4\n{}\n[train]\nepochs = 2\nthreads = {}\n\n"
         "[[probe]]\nplugin = \"custom\"\n\n[[probe]]\nplugin = \"rsa\"\n\n",
-        experiment, seed, seed);  // threads differ between runs: must not split a series
+        experiment, seed, model_keys,
+        seed);  // threads differ between runs: must not split a series
   }
 
   // A finished run in <dir_>/<folder>/<point>/seed-<seed>, of the experiment named as the folder's
   // last component.
   void write_run(const std::string& point, int seed, const std::string& pe, double train,
-                 double test, double spearman, const std::string& folder = "exp") {
+                 double test, double spearman, const std::string& folder = "exp",
+                 const std::string& model_keys = "") {
     const std::string experiment = fs::path(folder).filename().string();
     const std::string run = dir_ / (folder + "/" + point + "/seed-" + std::to_string(seed));
     fs::create_directories(run + "/pe");
-    std::ofstream(run + "/config.toml") << header(seed, experiment) << pe;
+    std::ofstream(run + "/config.toml") << header(seed, experiment, model_keys) << pe;
     std::ofstream(run + "/summary.json") << fmt::format(
         "{{\"status\": \"finished\", \"experiment\": \"{}\", \"point\": \"{}\", \"seed\": {}, "
         "\"parameters\": 100, \"threads\": {}, \"wall_seconds\": {}, \"steps_per_second\": {}, "
@@ -256,6 +259,16 @@ TEST_F(ReportFolder, LabelsNameTheKeysThatDifferWithTheirShortestDecimals) {
     labels.push_back(point.label);
   EXPECT_THAT(labels, Contains("sinusoidal_nd, pe.scale=0.1"));
   EXPECT_THAT(labels, Contains("sinusoidal_nd, pe.scale=1"));
+}
+
+// A series that departs from what most points of the experiment have, outside its PE, says so.
+TEST_F(ReportFolder, LabelsNameWhereASeriesDepartsFromTheRestOfItsExperiment) {
+  write_run("pe=none", 1, "[pe]\nplugin = \"none\"\n", 0.5, 0.5, 0.5, "exp", "pe_dropout = 0.1\n");
+  std::vector<std::string> labels;
+  for (const auto& point : report::collect(dir_ / "exp", &registry_).points)
+    labels.push_back(point.label);
+  EXPECT_EQ(labels, (std::vector<std::string>{"learned, normal std=0.2", "learned, normal std=2",
+                                              "none, model.pe_dropout=0.1", "sinusoidal_nd"}));
 }
 
 TEST_F(ReportFolder, AnInitializerThatCannotBeLoadedIsAWarningNotAScale) {

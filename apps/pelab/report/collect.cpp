@@ -342,7 +342,14 @@ Experiment collect(const std::vector<std::string>& dirs, Registry* registry) {
               fmt::join(experiment.skipped, "\n  "));
 
   // A series is the points sharing a PE description; configuration keys that differ between
-  // them (other than the scale and the seed) split it further and are named in its label.
+  // them (other than the scale and the seed) split it further and are named in its label. So are
+  // the keys outside the PE in which a series departs from what most points of its experiment
+  // have (a sinusoidal PE with dropout beside learned PEs without it).
+  const auto value_of = [&](const std::string& point, const std::string& key) {
+    const auto& entries = descriptions[point].entries;
+    const auto it = entries.find(key);
+    return it == entries.end() ? std::string("(absent)") : it->second;
+  };
   std::map<std::string, std::vector<std::string>> series_members;
   for (const auto& point : order)
     series_members[descriptions[point].base].push_back(point);
@@ -359,11 +366,25 @@ Experiment collect(const std::vector<std::string>& dirs, Registry* registry) {
         continue;
       }
       std::set<std::string> values;
-      for (const auto& point : members) {
-        auto it = descriptions[point].entries.find(key);
-        values.insert(it == descriptions[point].entries.end() ? "(absent)" : it->second);
+      for (const auto& point : members)
+        values.insert(value_of(point, key));
+      if (values.size() > 1) {
+        differing.push_back(key);
+        continue;
       }
-      if (values.size() > 1) differing.push_back(key);
+      if (key == "pe" || key.rfind("pe.", 0) == 0) continue;  // the series' name says it
+      // The value most points of the experiment have, if one value has the most.
+      std::map<std::string, int> counts;
+      for (const auto& point : order) {
+        if (experiment_of_point[point] == experiment_of_point[members.front()])
+          ++counts[value_of(point, key)];
+      }
+      const auto most = std::max_element(counts.begin(), counts.end(),
+                                         [](auto& a, auto& b) { return a.second < b.second; });
+      const bool one_most = std::count_if(counts.begin(), counts.end(), [&](auto& entry) {
+                              return entry.second == most->second;
+                            }) == 1;
+      if (one_most && most->first != *values.begin()) differing.push_back(key);
     }
     for (const auto& name : members) {
       Point& point = by_point[name];
