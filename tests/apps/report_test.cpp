@@ -263,12 +263,19 @@ TEST_F(ReportFolder, LabelsNameTheKeysThatDifferWithTheirShortestDecimals) {
 
 // A series that departs from what most points of the experiment have, outside its PE, says so.
 TEST_F(ReportFolder, LabelsNameWhereASeriesDepartsFromTheRestOfItsExperiment) {
-  write_run("pe=none", 1, "[pe]\nplugin = \"none\"\n", 0.5, 0.5, 0.5, "exp", "pe_dropout = 0.1\n");
+  write_run("pe=none", 1, "[pe]\nplugin = \"none\"\n", 0.5, 0.5, 0.5, "exp",
+            "pe_dropout = 0.1\nnorm = \"pre\"\n");
+  // It evaluates on a split of its own too (dropout active): a column of the report.
+  std::ofstream(dir_ / "exp/pe=none/seed-1/metrics.csv", std::ios::app)
+      << "2,test_dropout,all,accuracy,0.4\n";
+  const report::Experiment experiment = report::collect(dir_ / "exp", &registry_);
   std::vector<std::string> labels;
-  for (const auto& point : report::collect(dir_ / "exp", &registry_).points)
+  for (const auto& point : experiment.points)
     labels.push_back(point.label);
   EXPECT_EQ(labels, (std::vector<std::string>{"learned, normal std=0.2", "learned, normal std=2",
-                                              "none, model.pe_dropout=0.1", "sinusoidal_nd"}));
+                                              "none, model.norm=pre, model.pe_dropout=0.1",
+                                              "sinusoidal_nd"}));
+  EXPECT_EQ(experiment.splits, (std::vector<std::string>{"train", "test", "test_dropout"}));
 }
 
 TEST_F(ReportFolder, AnInitializerThatCannotBeLoadedIsAWarningNotAScale) {

@@ -60,6 +60,8 @@ void flatten(const toml::table& table, const std::string& prefix,
       out[path] = text.str();
     } else if (const auto number = node.value_exact<double>()) {
       out[path] = format_number(*number);  // 0.1, not toml++'s 0.10000000000000001
+    } else if (const auto string = node.value_exact<std::string>()) {
+      out[path] = *string;  // both, not toml++'s 'both'
     } else {
       std::ostringstream text;
       node.visit([&](auto&& value) { text << value; });
@@ -247,7 +249,7 @@ Experiment collect(const std::vector<std::string>& dirs, Registry* registry) {
   std::map<std::string, std::string> experiment_of_point;
   std::vector<std::string> experiment_names;
   std::map<std::pair<std::string, std::int64_t>, std::string> seen_seeds;  // -> its run folder
-  std::set<std::string> folders_with_splits;
+  std::set<std::string> points_with_splits;
   std::set<std::string> warnings;
   for (const auto& [run_dir, folder] : runs_and_folders) {
     const auto summary = RunFolder(run_dir).read_summary();
@@ -307,8 +309,9 @@ Experiment collect(const std::vector<std::string>& dirs, Registry* registry) {
       descriptions[point] = describe_pe(run_dir + "/config.toml", registry, warnings);
       experiment_of_point[point] = experiment_name;
     }
-    // The splits in the order the first run of each folder lists them.
-    if (folders_with_splits.insert(folder).second) {
+    // The splits in the order the first run of each point lists them: a point may evaluate on
+    // splits the others do not (a PE with dropout evaluated both ways).
+    if (points_with_splits.insert(point).second) {
       for (const auto& split : splits_of(run_dir)) {
         if (std::find(experiment.splits.begin(), experiment.splits.end(), split) ==
             experiment.splits.end())
