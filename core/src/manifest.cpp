@@ -770,14 +770,14 @@ Manifest Manifest::from_string(const std::string& text, const std::string& sourc
   };
   std::vector<ExtraPoint> extras;
   if (extra_points != nullptr) {
-    const auto location_of = [&](const toml::node& node) {
-      if (!extra_points_origin.empty()) return extra_points_origin;
-      const auto& begin = node.source().begin;
-      return fmt::format("{}:{}:{}", source_name, begin.line, begin.column);
+    // Where a part of a point was written: its place in the file, or the --set that gave it.
+    const auto where_of = [&](const toml::source_position& at) {
+      return extra_points_origin.empty() ? fmt::format("{}:{}:{}", source_name, at.line, at.column)
+                                         : extra_points_origin;
     };
     for (const toml::node& element : *extra_points) {
       const toml::table* table = element.as_table();
-      const std::string where = location_of(element);
+      const std::string where = where_of(element.source().begin);
       PELAB_CHECK(table != nullptr,
                   "{}: each sweep point is a table of the keys it sets, e.g. [[sweep.point]] "
                   "then pe = {{ plugin = \"sinusoidal_nd\" }} and model.pe_dropout = 0.1",
@@ -796,10 +796,7 @@ Manifest Manifest::from_string(const std::string& text, const std::string& sourc
                 flatten(*nested, path);
                 continue;
               }
-              const auto& at = key.source().begin;
-              check_sweep_key(path, extra_points_origin.empty()
-                                        ? fmt::format("{}:{}:{}", source_name, at.line, at.column)
-                                        : where);
+              check_sweep_key(path, where_of(key.source().begin));
               // A --set of a key fixes it in every point, as it fixes a swept key.
               if (!base.find(path)) extra.keys.emplace_back(path, &value);
             }
