@@ -285,13 +285,18 @@ class RunTraining {
   // pelab::Error is recorded in summary.json and rethrown naming the run and the epoch.
   void train(bool progress) {
     const std::int64_t first = last_epoch_ + 1;
+    // The ETA follows this process's own pace, evaluations included: a resumed run may be on
+    // another machine, or under another load, than the stretches before it.
+    const auto training_started = Clock::now();
     try {
       for (std::int64_t epoch = first; epoch <= train_.epochs; ++epoch) {
         const double loss = train_epoch(epoch);
         const bool evaluated = epoch % train_.eval_every == 0 || epoch == train_.epochs;
         if (evaluated) evaluate(epoch);
         last_epoch_ = epoch;
-        const double eta = train_seconds() / static_cast<double>(trained_epochs()) *
+        const double seconds =
+            std::chrono::duration<double>(Clock::now() - training_started).count();
+        const double eta = seconds / static_cast<double>(epoch - first + 1) *
                            static_cast<double>(train_.epochs - epoch);
         if (claim_) claim_->progress(epoch, train_.epochs, eta);
         if (progress) print_progress(epoch, loss, eta, evaluated);
