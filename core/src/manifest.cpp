@@ -668,6 +668,15 @@ Manifest Manifest::from_string(const std::string& text, const std::string& sourc
                       "\"pe.init.std\" or \"train.lr\"",
                       where, name));
     }
+    // The experiment section is the sweep's frame: its name is the one folder that sweep.json,
+    // status and the report read, and its seeds are an axis already.
+    if (section == "experiment") {
+      throw Error(fmt::format(
+          "{}: sweep key '{}' cannot vary: experiment.name is the one folder every run of the "
+          "sweep goes to, and experiment.seeds is already an axis of every point. Give another "
+          "experiment its own manifest, or run this one again with --set experiment.name=...",
+          where, name));
+    }
   };
   // `--set sweep.KEY=[values]` (or sweep."KEY") replaces the manifest's values of KEY, or adds
   // KEY as an axis after the manifest's.

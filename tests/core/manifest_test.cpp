@@ -659,5 +659,19 @@ TEST_F(ManifestHoleTest, ASetOfASweepKeyReplacesOrAddsItsValues) {
               HasSubstr("sweep key 'oops.x' must be a dotted path into the manifest"));
 }
 
+TEST_F(ManifestHoleTest, TheExperimentSectionIsNotSwept) {
+  // Its name would send the runs to folders that the sweep's sweep.json, status and report
+  // never read.
+  EXPECT_THAT(error_of(kBase, {"sweep.experiment.name=[\"a\", \"b\"]"}),
+              StartsWith("--set sweep.experiment.name=[\"a\", \"b\"]: sweep key "
+                         "'experiment.name' cannot vary"));
+  EXPECT_THAT(error_of(kBase + "\n[sweep]\n\"experiment.seeds\" = [[1], [2]]\n"),
+              StartsWith("unit.toml:"));
+  EXPECT_THAT(error_of(kBase + "\n[sweep]\n\"experiment.seeds\" = [[1], [2]]\n"),
+              HasSubstr("sweep key 'experiment.seeds' cannot vary"));
+  EXPECT_THAT(error_of(kBase + "\n[[sweep.point]]\nexperiment = { name = \"other\" }\n"),
+              HasSubstr("sweep key 'experiment' cannot vary"));
+}
+
 }  // namespace
 }  // namespace pelab
