@@ -16,6 +16,8 @@
 #include <torch/torch.h>
 
 #include "pelab/batched_matmul.h"
+#include "pelab/host/blas_kernel.h"
+#include "pelab/host/host_info.h"
 #include "pelab/trainer.h"
 
 namespace {
@@ -58,6 +60,10 @@ BENCHMARK_CAPTURE(BM_AttentionProducts, torch_matmul,
 }  // namespace
 
 int main(int argc, char** argv) {
+  // As pelab does, before Google Benchmark edits argv: the right BLAS kernel where OpenBLAS fell
+  // back, and what computed the figures in the benchmark's context (JSON output included).
+  pelab::use_best_blas_kernel(argv);
+  benchmark::AddCustomContext("pelab_host", pelab::host_line(pelab::host_info()));
   benchmark::Initialize(&argc, argv);
   pelab::keep_freed_memory_for_reuse();  // as in training: no page faults from fresh mmaps
   for (int i = 1; i < argc; ++i) {

@@ -23,6 +23,8 @@
 #include <nlohmann/json.hpp>
 
 #include "pelab/error.h"
+#include "pelab/host/blas_kernel.h"
+#include "pelab/host/host_info.h"
 #include "pelab/registry.h"
 #include "training_workload.h"
 
@@ -129,6 +131,10 @@ int profile(const std::string& spec) {
 }  // namespace pelab::bench
 
 int main(int argc, char** argv) {
+  // As pelab does, before Google Benchmark edits argv: the right BLAS kernel where OpenBLAS fell
+  // back, and what computed the figures in the benchmark's context (JSON output included).
+  pelab::use_best_blas_kernel(argv);
+  benchmark::AddCustomContext("pelab_host", pelab::host_line(pelab::host_info()));
   benchmark::Initialize(&argc, argv);
   std::string gemms_of, profile_spec;
   for (int i = 1; i < argc; ++i) {

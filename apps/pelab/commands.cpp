@@ -162,7 +162,13 @@ int validate(const Options& options) {
     if (options.no_build || !built.insert(run.point).second) continue;
     try {
       std::shared_ptr<Task>& task = tasks[describe_spec(run.task)];
-      if (!task) task = registry.create_task(run.task);
+      if (!task) {
+        task = registry.create_task(run.task);
+        // What the Trainer will load, checked now: a task plugin's splits of the wrong shape or
+        // type fail here rather than in every run.
+        for (const std::string& split : task->splits())
+          load_checked_split(*task, split, run.task.name);
+      }
       build_run(run, registry, WithTrainer::kNo, task);
     } catch (const Error& e) {
       throw Error(run.point.empty() ? e.what()
@@ -239,6 +245,7 @@ int run(const Options& options) {
   plan.overrides = options.overrides;
   plan.output = options.output;
   plan.run_options.progress = !options.quiet && rank_zero;
+  plan.run_options.progress_fd = options.progress_fd;
   plan.run_options.force = options.force;
   plan.run_options.ranks = ranks.get();
   plan.default_threads = slurm_cpus_per_task();

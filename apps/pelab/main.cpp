@@ -10,7 +10,10 @@
 
 #include "bench_command.h"
 #include "commands.h"
+#include "doctor_command.h"
 #include "pelab/error.h"
+#include "pelab/host/blas_kernel.h"
+#include "pelab/host/host_info.h"
 #include "probe_command.h"
 #include "report_command.h"
 #include "slurm_command.h"
@@ -22,7 +25,13 @@ int main(int argc, char** argv) {
       "Compose a task, a model, a positional encoding and its initialisation in a TOML manifest;\n"
       "train, probe and compare them. Plugins are shared libraries found on the plugin path."};
   app.require_subcommand(1);
-  app.set_version_flag("--version", pelab::cli::version_text());
+  // The version and what this host computes with, as OpenBLAS chose it (a command that computes
+  // may choose a better kernel: pelab doctor shows the kernel in use).
+  app.set_version_flag("--version", [] {
+    std::string text = pelab::cli::version_text() + "\n" + pelab::host_report(pelab::host_info());
+    text.pop_back();  // CLI11 ends the line
+    return text;
+  });
 
   pelab::cli::Options options;
   app.add_option("--plugin-path", options.plugin_folders,
@@ -73,10 +82,13 @@ int main(int argc, char** argv) {
   run->add_flag("--no-report", options.no_report, "Do not write the report at the end");
   run->add_option("--only", options.only, "Run only the run with this index (0-based)")
       ->group("");  // internal: how --jobs starts its workers
+  run->add_option("--progress-fd", options.progress_fd, "Report each epoch on this descriptor")
+      ->group("");  // internal: how a worker of --jobs reports to its parent
   pelab::cli::ProbeCommand probe(app, options);
   pelab::cli::ReportCommand report(app, options);
   pelab::cli::StatusCommand status(app);
   pelab::cli::SlurmCommand slurm(app, options);
+  pelab::cli::DoctorCommand doctor(app);
   pelab::cli::BenchOptions bench_options;
   auto* bench = app.add_subcommand(
       "bench",
@@ -117,6 +129,8 @@ int main(int argc, char** argv) {
   }
 
   try {
+    // Before anything computes: may re-execute pelab with a better BLAS kernel (blas_kernel.h).
+    if (*run || probe.parsed() || *bench || doctor.parsed()) pelab::use_best_blas_kernel(argv);
     if (*plugins) return pelab::cli::list_plugins(options);
     if (*describe) return pelab::cli::describe(options);
     if (*validate) return pelab::cli::validate(options);
@@ -125,6 +139,7 @@ int main(int argc, char** argv) {
     if (report.parsed()) return report.execute();
     if (status.parsed()) return status.execute();
     if (slurm.parsed()) return slurm.execute();
+    if (doctor.parsed()) return doctor.execute();
     if (*bench) {
       bench_options.benchmark_flags = bench->remaining();
       return pelab::cli::bench(bench_options, options.plugin_folders);

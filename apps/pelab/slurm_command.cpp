@@ -56,6 +56,7 @@ int SlurmCommand::execute() {
                 "--sbatch-option '{}': give a long sbatch option such as --qos=long", option);
   }
   slurm_.plugin_folders = options_.plugin_folders;
+  check_script_values(slurm_, output_, manifest_);
   Registry registry(Registry::default_search_path(options_.plugin_folders));
   const Manifest manifest = Manifest::from_file(manifest_, registry, overrides_);
   const std::string experiment_dir = (fs::path(output_) / manifest.name()).string();

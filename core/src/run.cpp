@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <optional>
@@ -18,6 +19,7 @@
 
 #include "pelab/collective.h"
 #include "pelab/error.h"
+#include "pelab/host/host_info.h"
 #include "pelab/registry.h"
 #include "pelab/run_claim.h"
 #include "pelab/run_folder.h"
@@ -185,10 +187,39 @@ BuiltRun build_run(const RunConfig& config, Registry& registry, WithTrainer with
         return registry.create_positional_encoding(config.pe, layout, shape);
       });
   if (with_trainer == WithTrainer::kYes) {
-    run.trainer = std::make_unique<Trainer>(*run.model, *run.task,
-                                            TrainConfig::from_params(config.train), ranks);
+    run.trainer = std::make_unique<Trainer>(
+        *run.model, *run.task, TrainConfig::from_params(config.train), ranks, config.task.name);
   }
   return run;
+}
+
+std::string EpochProgress::to_line() const {
+  std::string clean = evaluation;  // one line, whatever a metric name holds
+  std::replace(clean.begin(), clean.end(), '\t', ' ');
+  std::replace(clean.begin(), clean.end(), '\n', ' ');
+  return fmt::format("pelab-progress\t{}\t{}\t{:.17g}\t{:.17g}\t{:.17g}\t{}\n", epoch, epochs, loss,
+                     eta_seconds, steps_per_second, clean);
+}
+
+std::optional<EpochProgress> EpochProgress::parse(const std::string& line) {
+  std::vector<std::string> fields;
+  std::size_t start = 0;
+  for (std::size_t tab; (tab = line.find('\t', start)) != std::string::npos; start = tab + 1)
+    fields.push_back(line.substr(start, tab - start));
+  fields.push_back(line.substr(start));
+  if (fields.size() != 7 || fields[0] != "pelab-progress") return std::nullopt;
+  EpochProgress progress;
+  try {
+    progress.epoch = std::stoll(fields[1]);
+    progress.epochs = std::stoll(fields[2]);
+    progress.loss = std::stod(fields[3]);
+    progress.eta_seconds = std::stod(fields[4]);
+    progress.steps_per_second = std::stod(fields[5]);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  progress.evaluation = fields[6];
+  return progress;
 }
 
 namespace {
@@ -211,6 +242,19 @@ std::string record_failure(const RunFolder& folder, const RunSummary& failed) {
   } catch (const Error& e) {
     return fmt::format("; the failure is not recorded either: {}", e.what());
   }
+}
+
+RunCompute compute_record(const HostInfo& host, const std::string& precision) {
+  RunCompute compute;
+  compute.cpu = host.cpu.model_name;
+  compute.isa = host.cpu.isa_text();
+  compute.blas = host.blas.text();
+  compute.blas_kernel = host.blas.is_openblas ? host.blas.kernel : "not OpenBLAS";
+  compute.aten_kernels = host.aten_kernels;
+  compute.precision = precision == "bf16"
+                          ? fmt::format("bf16 ({})", host.bf16_native ? "native" : "emulated")
+                          : precision;
+  return compute;
 }
 
 RunSummary summary_of(const RunConfig& config, const std::string& status) {
@@ -283,7 +327,7 @@ class RunTraining {
 
   // Trains the remaining epochs, evaluating, snapshotting and checkpointing as configured. A
   // pelab::Error is recorded in summary.json and rethrown naming the run and the epoch.
-  void train(bool progress) {
+  void train(bool progress, int progress_fd = -1) {
     const std::int64_t first = last_epoch_ + 1;
     // The ETA follows this process's own pace, evaluations included: a resumed run may be on
     // another machine, or under another load, than the stretches before it.
@@ -300,6 +344,7 @@ class RunTraining {
                            static_cast<double>(train_.epochs - epoch);
         if (claim_) claim_->progress(epoch, train_.epochs, eta);
         if (progress) print_progress(epoch, loss, eta, evaluated);
+        if (progress_fd >= 0) report_progress(progress_fd, epoch, loss, eta, evaluated);
       }
     } catch (const Error& e) {
       fail(e.what());
@@ -369,6 +414,7 @@ class RunTraining {
   void evaluate(std::int64_t epoch) {
     const auto evaluation = run_.trainer->evaluate(epoch);
     rows_.insert(rows_.end(), evaluation.begin(), evaluation.end());
+    last_evaluation_ = evaluation_line(evaluation);
     if (!folder_) return;
     snapshots_.push_back(run_.model->snapshot(epoch));
     folder_->write_snapshot(snapshots_.back());
@@ -379,6 +425,19 @@ class RunTraining {
           *run_.model, run_.trainer->optimizer(), epoch, rows_,
           {wall_seconds(), train_seconds(), earlier_.steps + steps_, trained_epochs()});
     logger_.info("epoch {}: {}", epoch, evaluation_line(evaluation));
+  }
+
+  // To the parent of a -j worker; a parent gone (killed) is no reason to stop training.
+  void report_progress(int fd, std::int64_t epoch, double loss, double eta, bool evaluated) const {
+    EpochProgress report;
+    report.epoch = epoch;
+    report.epochs = train_.epochs;
+    report.loss = loss;
+    report.eta_seconds = eta;
+    report.steps_per_second = steps_per_second();
+    if (evaluated) report.evaluation = last_evaluation_;
+    const std::string line = report.to_line();
+    [[maybe_unused]] const ssize_t written = ::write(fd, line.data(), line.size());
   }
 
   // On a terminal, one line rewritten every epoch; in a log, a line per evaluation.
@@ -402,6 +461,7 @@ class RunTraining {
   spdlog::logger& logger_;
   Collective* ranks_;
   std::vector<MetricRow> rows_;
+  std::string last_evaluation_;  // the last evaluation, as evaluation_line writes it
   std::vector<PESnapshot> snapshots_;
   std::int64_t last_epoch_ = 0;
   // This process's share of the run; earlier_ holds the processes' before it.
@@ -538,10 +598,13 @@ RunOutcome execute_run(const RunConfig& config, Registry& registry, const std::s
       "run {} seed {} on {}: {} parameters, {} threads{}", config.relative_dir(), config.seed,
       claim->owner_description(), run.model->parameter_count(), threads,
       world > 1 ? fmt::format(" per rank, {} ranks ({})", world, ranks->rendezvous().source) : "");
-  if (config.train.string("precision") == "bf16" && !cpu_has_native_bf16()) {
-    logger->warn(
-        "precision = \"bf16\" on a CPU without AVX512-BF16: bf16 is emulated here and "
-        "slower than fp32; use precision = \"fp32\"");
+  const HostInfo host = host_info();
+  logger->info("host: {}", host_line(host));
+  const std::string precision = config.train.string("precision");
+  for (const std::string& warning : host.warnings) {
+    // The bf16 warning concerns only runs that compute in bf16.
+    if (warning.find("bf16") == std::string::npos || precision == "bf16")
+      logger->warn("{}", warning);
   }
 
   RunTraining training(config, run, &folder, claim.get(), *logger, ranks, started);
@@ -550,7 +613,7 @@ RunOutcome execute_run(const RunConfig& config, Registry& registry, const std::s
   } else {
     training.start_fresh();
   }
-  training.train(options.progress);
+  training.train(options.progress, options.progress_fd);
 
   RunSummary summary = summary_of(config, "finished");
   // Probes read the model with host tensors, wherever it trained.
@@ -571,6 +634,7 @@ RunOutcome execute_run(const RunConfig& config, Registry& registry, const std::s
   summary.wall_seconds = outcome.seconds;
   summary.steps_per_second = training.steps_per_second();
   summary.torch_version = TORCH_VERSION;
+  summary.compute = compute_record(host, precision);
   summary.final_metrics = outcome.final_metrics;
   folder.write_summary(summary);
   folder.remove_previous_checkpoint();

@@ -312,6 +312,14 @@ void RunFolder::remove_previous_checkpoint() const {
   fs::remove(path(kPreviousCheckpoint), ignored);
 }
 
+std::string RunCompute::short_text() const {
+  std::vector<std::string> parts;
+  for (const std::string* part : {&blas_kernel, &aten_kernels, &precision}) {
+    if (!part->empty()) parts.push_back(*part);
+  }
+  return parts.empty() ? std::string("-") : fmt::format("{}", fmt::join(parts, ", "));
+}
+
 std::optional<RunSummary> RunFolder::read_summary() const {
   const std::string file = path(kSummary);
   if (!fs::is_regular_file(file)) return std::nullopt;
@@ -332,6 +340,15 @@ std::optional<RunSummary> RunFolder::read_summary() const {
     summary.wall_seconds = document.value("wall_seconds", 0.0);
     summary.steps_per_second = document.value("steps_per_second", 0.0);
     summary.torch_version = document.value("torch_version", "");
+    if (document.contains("compute") && document["compute"].is_object()) {
+      const json& compute = document["compute"];
+      summary.compute.cpu = compute.value("cpu", "");
+      summary.compute.isa = compute.value("isa", "");
+      summary.compute.blas = compute.value("blas", "");
+      summary.compute.blas_kernel = compute.value("blas_kernel", "");
+      summary.compute.aten_kernels = compute.value("aten_kernels", "");
+      summary.compute.precision = compute.value("precision", "");
+    }
     if (document.contains("final")) summary.final_metrics = scalars_of(document["final"]);
     if (document.contains("probes") && document["probes"].is_object()) {
       for (const auto& [name, scalars] : document["probes"].items())
@@ -358,6 +375,12 @@ void RunFolder::write_summary(const RunSummary& summary) const {
     document["wall_seconds"] = summary.wall_seconds;
     document["steps_per_second"] = summary.steps_per_second;
     document["torch_version"] = summary.torch_version;
+    document["compute"] = {{"cpu", summary.compute.cpu},
+                           {"isa", summary.compute.isa},
+                           {"blas", summary.compute.blas},
+                           {"blas_kernel", summary.compute.blas_kernel},
+                           {"aten_kernels", summary.compute.aten_kernels},
+                           {"precision", summary.compute.precision}};
     document["final"] = scalars_json(summary.final_metrics);
     json probes = json::object();
     for (const auto& [name, scalars] : summary.probes)

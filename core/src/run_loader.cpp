@@ -139,6 +139,17 @@ LoadedRun load_run(const std::string& dir, Registry& registry, const std::string
     loaded.model = run.model;
   }
   loaded.snapshots = folder.read_snapshots();
+  // Training writes the PE's table or kernel at every checkpoint; none on disk means the files were
+  // removed, and a probe would otherwise report "no PE" where there is one.
+  const PESnapshot expected = run.model->snapshot(0);
+  PELAB_CHECK(
+      !loaded.snapshots.empty() || (!expected.tables.defined() && !expected.kernels.defined()),
+      "{}: the run's PE snapshots are missing: {} holds no tables-epoch-*.npy or "
+      "kernels-epoch-*.npy, though its PE ('{}') has a {} that training writes at every "
+      "checkpoint. Restore the folder from a copy, or train the run again (pelab run "
+      "{} --force)",
+      dir, folder.path("pe"), loaded.config.pe.name, expected.tables.defined() ? "table" : "kernel",
+      folder.path("config.toml"));
   return loaded;
 }
 

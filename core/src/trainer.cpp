@@ -39,14 +39,6 @@ TrainConfig TrainConfig::from_params(const Params& params) {
   return config;
 }
 
-bool cpu_has_native_bf16() {
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-  return __builtin_cpu_supports("avx512bf16");
-#else
-  return false;
-#endif
-}
-
 namespace {
 
 // Autocast to bfloat16 for one scope, on the CPU or a GPU; a no-op when not enabled. Autocast's
@@ -150,7 +142,7 @@ void keep_freed_memory_for_reuse() {
 }
 
 Trainer::Trainer(TransformerEncoder& model, Task& task, const TrainConfig& config,
-                 Collective* ranks)
+                 Collective* ranks, const std::string& task_name)
     : model_(model),
       task_(task),
       config_(config),
@@ -165,8 +157,7 @@ Trainer::Trainer(TransformerEncoder& model, Task& task, const TrainConfig& confi
       "the model was built for another objective than the task's");
   const Layout layout = task.layout();
   for (const auto& split : split_names_) {
-    Dataset dataset = task.load(split);
-    dataset.validate("split '" + split + "'", layout.tokens, task.input_size(), objective_);
+    Dataset dataset = load_checked_split(task, split, task_name);
     if (objective_.masked() && !dataset.masks.defined()) {
       dataset.masks =
           draw_token_masks(dataset.size(), layout.tokens, dataset.mask_ratio,

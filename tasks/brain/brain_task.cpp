@@ -7,6 +7,7 @@
 // docs/tasks/brain.md.
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <numeric>
 #include <random>
@@ -21,6 +22,7 @@
 #include "parcellation.h"
 #include "pelab/data_cache.h"
 #include "pelab/error.h"
+#include "pelab/host/host_info.h"
 #include "pelab/plugin.h"
 #include "pelab/run_io.h"
 #include "subjects.h"
@@ -117,6 +119,30 @@ class BrainTask final : public Task {
   }
 
  private:
+  // What the synthetic cohort will take, refused before anything is allocated: one subject's 4D
+  // image at a time (float32, generated and then read back: twice), every subject's parcel time
+  // series (float64), and the windows cut from them (float32).
+  void check_cohort_memory(const SyntheticCohortOptions& options) const {
+    const double voxels = static_cast<double>(options.grid[0] * options.grid[1] * options.grid[2]);
+    const double subjects = static_cast<double>(options.subjects);
+    const double volumes = static_cast<double>(options.volumes);
+    const double parcels = static_cast<double>(options.parcels);
+    const double window = static_cast<double>(params_.integer("window"));
+    const double windows = std::max(
+        0.0, std::floor((volumes - window) / static_cast<double>(params_.integer("stride"))) + 1);
+    const double image_bytes = voxels * volumes * 4.0 * 2.0;
+    const double series_bytes = subjects * volumes * parcels * 8.0;
+    const double window_bytes = subjects * windows * parcels * window * 4.0;
+    check_fits_in_memory(
+        image_bytes + series_bytes + window_bytes, "the brain task's synthetic cohort",
+        fmt::format("{} subjects x {} volumes of a {}x{}x{} grid ({} for one subject's image) and "
+                    "{:.0f} windows a subject x {} parcels x {} points ({} in float32)",
+                    options.subjects, options.volumes, options.grid[0], options.grid[1],
+                    options.grid[2], format_bytes(image_bytes), windows, options.parcels,
+                    params_.integer("window"), format_bytes(window_bytes)),
+        "Use fewer subjects or volumes, fewer parcels, or a larger stride");
+  }
+
   // The synthetic cohort, written once into the data cache and read back through the atlas path,
   // as a user's NIfTI data would be.
   Cohort synthetic() const {
@@ -129,6 +155,7 @@ class BrainTask final : public Task {
     options.voxel_noise = params_.real("voxel_noise");
     options.coupling_jitter = params_.real("coupling_jitter");
     options.seed = static_cast<std::uint64_t>(params_.integer("cohort_seed"));
+    check_cohort_memory(options);
     const std::string description = fmt::format(
         "{}\nsubjects = {}\nvolumes = {}\nparcels = {}\nnetworks = {}\ntr_seconds = {}\n"
         "voxel_noise = {}\ncoupling_jitter = {}\nseed = {}\n",

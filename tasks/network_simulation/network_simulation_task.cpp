@@ -4,6 +4,7 @@
 // compare them, the modules and the coupling with what the PE learned. See
 // docs/tasks/network_simulation.md.
 
+#include <limits>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -14,6 +15,7 @@
 
 #include "pelab/data_cache.h"
 #include "pelab/error.h"
+#include "pelab/host/host_info.h"
 #include "pelab/plugin.h"
 #include "pelab/run_io.h"
 #include "simulation.h"
@@ -96,9 +98,12 @@ class NetworkSimulationTask final : public Task {
         mask_ratio_(params_.real("mask_ratio")),
         high_mask_ratio_(params_.real("high_mask_ratio")) {
     network_ = checked([&] { return make_network(network_options(params_)); });
+    check_memory();
     // Both recordings are made (or read) here, so that bad parameters fail before training.
     train_ = recording(params_.integer("train_seed"), params_.integer("train_windows"));
     test_ = recording(params_.integer("test_seed"), params_.integer("test_windows"));
+    check_signal(train_, "training");
+    check_signal(test_, "test");
     layout_ = make_layout();
   }
 
@@ -140,6 +145,48 @@ class NetworkSimulationTask final : public Task {
     return layout;
   }
 
+  // What the recordings and their windows will take, refused before anything is allocated: each
+  // recording is held twice in float64 (the simulator's and the tensor), its windows once in
+  // float32 (inputs and targets share them).
+  void check_memory() const {
+    const double nodes = static_cast<double>(network_.nodes);
+    const double train = static_cast<double>(params_.integer("train_windows"));
+    const double test = static_cast<double>(params_.integer("test_windows"));
+    const auto time_points = [&](double windows) { return (windows - 1) * stride_ + window_; };
+    const double window_bytes = (train + test) * nodes * static_cast<double>(window_) * 4.0;
+    const double recording_bytes = (time_points(train) + time_points(test)) * nodes * 16.0;
+    check_fits_in_memory(
+        window_bytes + recording_bytes, "the network_simulation task",
+        fmt::format("{:.0f} + {:.0f} windows (train_windows + test_windows) x {} nodes x {} points "
+                    "in float32, {} of them, and their recordings",
+                    train, test, network_.nodes, window_, format_bytes(window_bytes)),
+        "Use fewer train_windows or test_windows, fewer nodes or a shorter window");
+  }
+
+  // A recording with no signal is refused, as a constant one would be: without noise and pulses
+  // the network settles to its fixed point, and z-scoring each node would turn what is left (the
+  // last of its approach, rounding) into training data. A node carries a signal when its activity
+  // varies by at least this fraction of its scale (its root-mean-square value); the defaults give
+  // about 0.1, a network at rest after the burn-in about 1e-6.
+  static constexpr double kMinimumVariation = 1e-4;
+  void check_signal(const torch::Tensor& activity, const char* which) const {
+    const torch::Tensor spread = activity.std(0, /*unbiased=*/false);
+    const torch::Tensor scale = activity.square().mean(0).sqrt();
+    const torch::Tensor variation = spread / scale.clamp_min(std::numeric_limits<double>::min());
+    const std::int64_t node = variation.argmin().item<std::int64_t>();
+    const double least = variation[node].item<double>();
+    PELAB_CHECK(
+        least >= kMinimumVariation,
+        "the {} recording of the network_simulation task has no signal: node {} varies by "
+        "{:.2g} of its scale (std {:.3g} around {:.3g}), below the {:g} that counts as a "
+        "signal. With noise_std = {:g} and stimulus_rate = {:g} the network settles to a "
+        "fixed point; give the dynamics noise (noise_std > 0) or pulses (stimulus_rate > 0, "
+        "stimulus_nodes > 0 and stimulus_amplitude != 0)",
+        which, node, least, spread[node].item<double>(),
+        activity.select(1, node).mean().item<double>(), kMinimumVariation,
+        params_.real("noise_std"), params_.real("stimulus_rate"));
+  }
+
   // A recording's activity [time, nodes] (float64): simulated, or read from the cache.
   torch::Tensor recording(std::int64_t seed, std::int64_t windows) const {
     const std::int64_t time_points = (windows - 1) * stride_ + window_;
@@ -173,9 +220,6 @@ class NetworkSimulationTask final : public Task {
   Dataset windows(const torch::Tensor& activity) const {
     const torch::Tensor mean = activity.mean(0, /*keepdim=*/true);
     const torch::Tensor std = activity.std(0, /*unbiased=*/false, /*keepdim=*/true);
-    PELAB_CHECK(std.min().item<double>() > 0,
-                "a node of the simulated network never changes its activity (noise_std = 0 and "
-                "no stimulus?): give the dynamics noise or pulses");
     const torch::Tensor z = ((activity - mean) / std).to(torch::kFloat32);
     Dataset data;
     data.inputs = z.unfold(0, window_, stride_).contiguous();  // [windows, nodes, window]

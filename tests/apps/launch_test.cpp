@@ -76,6 +76,41 @@ TEST(SlurmTest, ArrayListsAreCompact) {
   EXPECT_EQ(slurm_array_list({9}), "10");
 }
 
+// A newline in any value that goes into a script line would start a line of shell of its own.
+TEST(SlurmLauncherTest, RefusesControlCharactersInEveryScriptValue) {
+  EXPECT_NO_THROW(check_script_values(SlurmOptions{}, "runs", "m.toml"));
+  const auto refusal = [](SlurmOptions options, const std::string& output = "runs",
+                          const std::string& manifest = "m.toml") {
+    try {
+      check_script_values(options, output, manifest);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  SlurmOptions options;
+  options.sbatch_options = {"--qos=long", "--comment=a\ntouch /tmp/x"};
+  EXPECT_THAT(refusal(options),
+              HasSubstr("--sbatch-option '--comment=a\\ntouch /tmp/x': a control character"));
+  options = {};
+  options.partition = "gpu\nrm -rf ~";
+  EXPECT_THAT(refusal(options), HasSubstr("--partition 'gpu\\nrm -rf ~'"));
+  options = {};
+  options.account = "lab\r";
+  EXPECT_THAT(refusal(options), HasSubstr("--account 'lab\\r'"));
+  options = {};
+  options.mem = std::string("8G\x1b");
+  EXPECT_THAT(refusal(options), HasSubstr("--mem '8G\\x1b'"));
+  options = {};
+  options.time = "1:00:00\t";
+  EXPECT_THAT(refusal(options), HasSubstr("--time"));
+  options = {};
+  options.plugin_folders = {"plugins\necho"};
+  EXPECT_THAT(refusal(options), HasSubstr("--plugin-path"));
+  EXPECT_THAT(refusal({}, "runs\ntouch /tmp/x"), HasSubstr("--out 'runs\\ntouch /tmp/x'"));
+  EXPECT_THAT(refusal({}, "runs", "a\nb.toml"), HasSubstr("the manifest 'a\\nb.toml'"));
+}
+
 TEST(SweepStatusTest, EachStateIsReadFromItsFolder) {
   ScratchDir experiment;
   auto folder = [&](const std::string& name) { return RunFolder(experiment / name); };

@@ -11,6 +11,8 @@
 #include <gtest/gtest.h>
 #include <boost/filesystem.hpp>
 
+#include "pelab/host/blas_kernel.h"
+#include "pelab/host/host_info.h"
 #include "pelab/plugin.h"
 #include "test_support.h"
 
@@ -74,6 +76,62 @@ TEST(PelabCli, Version) {
   EXPECT_EQ(result.exit_code, 0) << result.out;
   EXPECT_THAT(result.out, HasSubstr(fmt::format("plugin API {}", kPluginApiVersion)));
   EXPECT_THAT(result.out, HasSubstr(std::string("LibTorch ") + TORCH_VERSION));
+}
+
+// The version names what this host computes with, the BLAS kernel first.
+TEST(PelabCli, VersionNamesTheHost) {
+  const Result result = pelab("--version");
+  EXPECT_EQ(result.exit_code, 0) << result.out;
+  EXPECT_THAT(result.out, HasSubstr("kernel " + blas_info().kernel));
+  for (const char* subject : {"cpu:", "blas:", "aten:", "bf16:"})
+    EXPECT_THAT(result.out, HasSubstr(subject));
+}
+
+// `pelab doctor` runs on the kernel pelab chooses: this process's own (a test never re-executes)
+// where OpenBLAS's detection fits the CPU or someone set OPENBLAS_CORETYPE, the better one where
+// OpenBLAS fell back, re-executed and checked against the reference.
+TEST(PelabCli, DoctorRunsOnTheBestKernelAndChecksIt) {
+  const BlasInfo own = blas_info();
+  const Result result = pelab("doctor", "2>/dev/null");
+  EXPECT_EQ(result.exit_code, 0) << result.out;
+  EXPECT_THAT(result.out, HasSubstr("check: sgemm against a double-precision reference: agrees"));
+  EXPECT_THAT(result.out, ContainsRegex("fp32 [0-9]+ GFLOP/s, bf16 [0-9]+ GFLOP/s"));
+  const auto better = better_blas_kernel(cpu_features(), own.kernel);
+  if (own.choice == BlasKernelChoice::kDetected && better) {
+    EXPECT_THAT(result.out, HasSubstr(fmt::format("kernel {} (pelab's choice: OpenBLAS chose {})",
+                                                  *better, own.kernel)));
+    EXPECT_THAT(pelab("doctor", "2>&1 >/dev/null").out,
+                HasSubstr(fmt::format("pelab uses its {} kernel", *better)));
+  } else {
+    EXPECT_THAT(result.out, HasSubstr("kernel " + own.kernel + " ("));
+    EXPECT_THAT(result.out, Not(HasSubstr("pelab's choice")));
+  }
+  // The switch keeps OpenBLAS's own choice; a value it does not know is refused, saying which.
+  const Result keep = [] {
+    setenv("PELAB_BLAS_KERNEL", "keep", 1);
+    Result r = pelab("doctor");
+    unsetenv("PELAB_BLAS_KERNEL");
+    return r;
+  }();
+  EXPECT_EQ(keep.exit_code, 0) << keep.out;
+  EXPECT_THAT(keep.out, HasSubstr("kernel " + own.kernel + " ("));
+  EXPECT_THAT(keep.out, Not(HasSubstr("pelab's choice")));
+  setenv("PELAB_BLAS_KERNEL", "fastest", 1);
+  const Result bad = pelab("doctor");
+  unsetenv("PELAB_BLAS_KERNEL");
+  EXPECT_EQ(bad.exit_code, 1) << bad.out;
+  EXPECT_THAT(bad.out, HasSubstr("PELAB_BLAS_KERNEL=fastest: use keep"));
+}
+
+// `pelab slurm` refuses a value that would start a line of shell in its scripts, and writes none.
+TEST(PelabCli, SlurmRefusesANewlineInAScriptValue) {
+  ScratchDir out;
+  const Result result = pelab("slurm " + quoted(kSmoke) + " --dry-run --out " + quoted(out.path()) +
+                              " '--sbatch-option=--comment=a\ntouch /tmp/x'");
+  EXPECT_EQ(result.exit_code, 1) << result.out;
+  EXPECT_THAT(result.out, HasSubstr("--sbatch-option '--comment=a\\ntouch /tmp/x': a control "
+                                    "character"));
+  EXPECT_THAT(result.out, Not(HasSubstr("#SBATCH")));
 }
 
 TEST(PelabCli, NeedsASubcommand) {

@@ -169,6 +169,23 @@ TEST_F(ProbeCommand, Errors) {
   EXPECT_THAT(result.out, HasSubstr("is not a run folder"));
 }
 
+// A run whose PE snapshots were deleted is not a run without a PE: the probe fails, naming the
+// folder, instead of reporting "nothing to compare".
+TEST_F(ProbeCommand, MissingSnapshotsAreAnErrorNamingTheFolder) {
+  ScratchDir copy;
+  const fs::path run = fs::path(copy.path()) / "seed-1";
+  fs::create_directories(run);
+  for (fs::directory_iterator it(run_dir("0.2")), end; it != end; ++it) {
+    if (fs::is_regular_file(it->path())) fs::copy_file(it->path(), run / it->path().filename());
+  }
+  const Result result = pelab("probe " + quoted(run.string()) + " --probe rsa");
+  EXPECT_EQ(result.exit_code, 1) << result.out;
+  EXPECT_THAT(result.out, HasSubstr("the run's PE snapshots are missing: " + (run / "pe").string() +
+                                    " holds no tables-epoch-*.npy"));
+  EXPECT_THAT(result.out, HasSubstr("its PE ('learned') has a table"));
+  EXPECT_FALSE(fs::exists(run / "probes" / "rsa.json"));
+}
+
 TEST_F(ProbeCommand, ReportCommand) {
   const std::string experiment = *dir_ / "out/tiny";
   const Result result = pelab("report " + quoted(experiment));

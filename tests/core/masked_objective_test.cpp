@@ -152,6 +152,26 @@ TEST(DatasetValidation, MaskedTargetsMustBePerTokenFloats) {
   } catch (const Error& e) {
     EXPECT_THAT(e.what(), HasSubstr("split 'train': targets must be float32 [samples=64, "
                                     "tokens=6, outputs=2]"));
+    EXPECT_THAT(e.what(), HasSubstr("got int64 [64]"));  // what it received
+  }
+  // Loaded through the check that the Trainer and `pelab validate` share, the plugin is named.
+  class WrongTargets : public IndexTask {
+   public:
+    Dataset load(const std::string& split) override {
+      Dataset data = IndexTask::load(split);
+      data.targets =
+          data.targets.select(2, 0);  // [samples, tokens]: a value per token, not outputs
+      return data;
+    }
+  } wrong;
+  try {
+    load_checked_split(wrong, "train", "my_task");
+    FAIL() << "per-token targets without their outputs passed";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("the task plugin 'my_task', split 'train': targets must be "
+                                    "float32 [samples=64, tokens=6, outputs=2] for a masked-token "
+                                    "regression (each token's values to predict), got float32 "
+                                    "[64, 6]"));
   }
   Dataset no_ratio = data;
   no_ratio.mask_ratio = 0.0;

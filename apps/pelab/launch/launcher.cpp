@@ -1,19 +1,24 @@
 #include "launch/launcher.h"
 
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <thread>
 
 #include <fmt/format.h>
 #include <boost/filesystem.hpp>
 
+#include "launch/progress_board.h"
 #include "pelab/error.h"
 #include "pelab/manifest.h"
 #include "pelab/registry.h"
@@ -122,6 +127,52 @@ class ManifestSnapshot {
   std::string path_;
 };
 
+// The file descriptor on which a worker writes its progress (RunOptions::progress_fd).
+constexpr int kProgressFd = 3;
+
+// Columns of the terminal on stderr (0 when it is not one or does not say).
+std::size_t terminal_width() {
+  winsize size{};
+  if (::ioctl(STDERR_FILENO, TIOCGWINSZ, &size) != 0) return 0;
+  return size.ws_col;
+}
+
+// Starts a worker with `args`; with `progress`, the read end of a pipe whose write end is the
+// worker's kProgressFd is stored there. Neither end leaks into other workers (close-on-exec).
+pid_t spawn_worker(std::vector<std::string>& args, int* progress) {
+  std::vector<char*> argv;
+  for (auto& arg : args)
+    argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  ::posix_spawn_file_actions_init(&actions);
+  int ends[2] = {-1, -1};
+  if (progress != nullptr) {
+    PELAB_CHECK(::pipe2(ends, O_CLOEXEC) == 0, "cannot make a pipe for a worker's progress ({})",
+                std::strerror(errno));
+    // dup2 onto the same number would keep close-on-exec: the write end must not be that number.
+    if (ends[1] == kProgressFd) {
+      const int moved = ::fcntl(ends[1], F_DUPFD_CLOEXEC, kProgressFd + 1);
+      ::close(ends[1]);
+      ends[1] = moved;
+    }
+    ::posix_spawn_file_actions_adddup2(&actions, ends[1], kProgressFd);
+  }
+  pid_t pid = 0;
+  const int error = ::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  ::posix_spawn_file_actions_destroy(&actions);
+  if (progress != nullptr) {
+    ::close(ends[1]);
+    if (error == 0) {
+      *progress = ends[0];
+    } else {
+      ::close(ends[0]);
+    }
+  }
+  PELAB_CHECK(error == 0, "cannot start a worker process ({}: {})", argv[0], std::strerror(error));
+  return pid;
+}
+
 class ProcessPoolLauncher : public Launcher {
  public:
   ProcessPoolLauncher(int jobs, std::vector<std::string> command_line)
@@ -140,19 +191,37 @@ class ProcessPoolLauncher : public Launcher {
             ? plan.default_threads
             : std::max<std::int64_t>(1, static_cast<std::int64_t>(cores) / jobs_);
 
-    std::map<pid_t, std::size_t> running;  // pid -> position in the plan
+    // The workers report each epoch on a pipe (fd kProgressFd in the worker); the parent alone
+    // writes to the terminal. --quiet: no pipes, no board.
+    const bool show = plan.run_options.progress;
+    ProgressBoard board(stderr, stdout, show && ::isatty(STDERR_FILENO) != 0, terminal_width(),
+                        plan.runs.size(), static_cast<std::size_t>(jobs_));
+    struct Worker {
+      std::size_t position = 0;  // in the plan
+      int progress = -1;         // the read end of its pipe, -1 once closed
+    };
+    std::map<pid_t, Worker> running;
     std::vector<LaunchResult> results(plan.runs.size());
     std::size_t next = 0, done = 0;
     const std::size_t total = plan.runs.size();
-    auto reap = [&] {
-      int status = 0;
-      const pid_t pid = ::waitpid(-1, &status, 0);
-      if (pid <= 0) return;
+    const auto drain = [&](pid_t pid, Worker& worker) {
+      char buffer[4096];
+      const ssize_t n = ::read(worker.progress, buffer, sizeof buffer);
+      if (n > 0) {
+        board.feed(pid, std::string(buffer, static_cast<std::size_t>(n)));
+      } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+        ::close(worker.progress);
+        worker.progress = -1;
+      }
+    };
+    const auto reaped = [&](pid_t pid, int status) {
       interruption.remove_worker(pid);
-      const std::size_t position = running.at(pid);
+      Worker& worker = running.at(pid);
+      while (worker.progress >= 0)
+        drain(pid, worker);  // what it wrote before it ended
+      LaunchResult& result = results[worker.position];
+      result.index = plan.runs[worker.position];
       running.erase(pid);
-      LaunchResult& result = results[position];
-      result.index = plan.runs[position];
       const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
       result.state = code == 0                       ? LaunchState::kDone
                      : code == kExitClaimedElsewhere ? LaunchState::kClaimedElsewhere
@@ -160,9 +229,33 @@ class ProcessPoolLauncher : public Launcher {
       const char* word = code == 0                       ? "done"
                          : code == kExitClaimedElsewhere ? "being trained by another process"
                                                          : "FAILED";
-      std::printf("[%zu/%zu] %s: %s\n", ++done, total,
-                  run_label(manifest.runs()[result.index]).c_str(), word);
-      std::fflush(stdout);
+      board.finish(pid, fmt::format("[{}/{}] {}: {}", ++done, total,
+                                    run_label(manifest.runs()[result.index]), word));
+    };
+    // Waits for the next thing to happen: progress from a worker (up to a second), or its end.
+    const auto wait = [&] {
+      std::vector<pollfd> pipes;
+      std::vector<pid_t> owners;
+      for (const auto& [pid, worker] : running) {
+        if (worker.progress < 0) continue;
+        pipes.push_back({worker.progress, POLLIN, 0});
+        owners.push_back(pid);
+      }
+      if (pipes.empty()) {
+        int status = 0;
+        const pid_t pid = ::waitpid(-1, &status, 0);
+        if (pid > 0) reaped(pid, status);
+        return;
+      }
+      if (::poll(pipes.data(), pipes.size(), 1000) > 0) {
+        for (std::size_t i = 0; i < pipes.size(); ++i) {
+          if (pipes[i].revents != 0) drain(owners[i], running.at(owners[i]));
+        }
+      }
+      int status = 0;
+      for (pid_t pid; (pid = ::waitpid(-1, &status, WNOHANG)) > 0;)
+        reaped(pid, status);
+      board.redraw();
     };
     while (next < total || !running.empty()) {
       if (next < total && running.size() < static_cast<std::size_t>(jobs_)) {
@@ -171,17 +264,16 @@ class ProcessPoolLauncher : public Launcher {
         args.insert(args.end(), {"--only", std::to_string(index), "--quiet"});
         if (manifest.runs()[index].train.integer("threads") == 0)
           args.insert(args.end(), {"--set", fmt::format("train.threads={}", threads)});
-        std::vector<char*> argv;
-        for (auto& arg : args)
-          argv.push_back(arg.data());
-        argv.push_back(nullptr);
-        pid_t pid = 0;
-        PELAB_CHECK(::posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) == 0,
-                    "cannot start a worker process ({})", argv[0]);
+        if (show) args.insert(args.end(), {"--progress-fd", std::to_string(kProgressFd)});
+        Worker worker;
+        worker.position = next++;
+        const pid_t pid = spawn_worker(args, show ? &worker.progress : nullptr);
         interruption.add_worker(pid);
-        running[pid] = next++;
+        running[pid] = worker;
+        board.start(pid, run_label(manifest.runs()[index]));
+        board.redraw(/*now=*/true);
       } else {
-        reap();
+        wait();
       }
     }
     return results;

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -233,6 +234,54 @@ std::string slurm_array_list(const std::vector<std::size_t>& runs) {
     i = j + 1;
   }
   return list;
+}
+
+namespace {
+
+// "a\ntouch /tmp/x": the value as a reader can see it, control characters escaped.
+std::string escaped(const std::string& value) {
+  std::string out;
+  for (const unsigned char c : value) {
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c < 0x20 || c == 0x7f) {
+      out += fmt::format("\\x{:02x}", c);
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+void check_script_value(const std::string& option, const std::string& value) {
+  const bool control = std::any_of(value.begin(), value.end(),
+                                   [](unsigned char c) { return c < 0x20 || c == 0x7f; });
+  PELAB_CHECK(!control,
+              "{} '{}': a control character in a value that pelab writes into a line of the sbatch "
+              "scripts would end that line and start a line of shell of its own; give the value "
+              "on one line, without control characters",
+              option, escaped(value));
+}
+
+}  // namespace
+
+void check_script_values(const SlurmOptions& options, const std::string& output,
+                         const std::string& manifest_path) {
+  check_script_value("--partition", options.partition);
+  check_script_value("--time", options.time);
+  check_script_value("--mem", options.mem);
+  check_script_value("--account", options.account);
+  for (const std::string& option : options.sbatch_options)
+    check_script_value("--sbatch-option", option);
+  for (const std::string& folder : options.plugin_folders)
+    check_script_value("--plugin-path", folder);
+  check_script_value("--out", output);
+  check_script_value("the manifest", manifest_path);
+  check_script_value("the working folder", fs::current_path().string());
 }
 
 std::unique_ptr<Launcher> make_slurm_launcher(SlurmOptions options) {

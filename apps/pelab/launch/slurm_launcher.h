@@ -21,6 +21,13 @@ struct SlurmOptions {
   bool dry_run = false;  // print the scripts and the commands; write and submit nothing
 };
 
+/// Refuses any value that the scripts would write into a line of shell (--partition, --time,
+/// --mem, --account, --sbatch-option, --plugin-path, the output folder and the manifest) when it
+/// holds a control character: a newline there would end the #SBATCH or command line and start a
+/// line of shell of its own. The error names the option and shows the value escaped.
+void check_script_values(const SlurmOptions& options, const std::string& output,
+                         const std::string& manifest_path);
+
 /// Submits the plan's runs as one Slurm job array, a task per run, each task `pelab run MANIFEST
 /// --shard I/N` with I the run's index + 1 and N the sweep's runs; and a job that writes the
 /// report when the array ends (afterany). Writes into `<experiment>/slurm/`: a copy of the

@@ -283,6 +283,7 @@ Experiment collect(const std::vector<std::string>& dirs, Registry* registry) {
     run.values["run/wall_seconds"] = summary->wall_seconds;
     run.values["run/parameters"] = static_cast<double>(summary->parameters);
     run.values["run/threads"] = static_cast<double>(summary->threads);
+    run.compute = summary->compute.short_text();
     for (const auto& [probe, scalars] : summary->probes) {
       for (const auto& [name, value] : scalars)
         run.values[fmt::format("probe/{}/{}", probe, name)] = value;

@@ -426,19 +426,33 @@ ReportResult write_report(const std::vector<std::string>& dirs, const std::strin
       return it == point.stats.end() || it->second.n == 0 ? std::string("-")
                                                           : format_number(it->second.mean);
     };
+    // The BLAS kernel, ATen's kernels and the precision: the runs of a point may have been
+    // computed on different hosts (shards of a sweep), so each distinct one is listed.
+    const auto computed_with = [](const Point& point) {
+      std::vector<std::string> distinct;
+      for (const RunRecord& run : point.runs) {
+        if (std::find(distinct.begin(), distinct.end(), run.compute) == distinct.end())
+          distinct.push_back(run.compute);
+      }
+      return fmt::format("{}", fmt::join(distinct, "; "));
+    };
     std::vector<std::vector<std::string>> rows;
     for (const auto& point : experiment.points) {
       rows.push_back({point.label, std::to_string(point.runs.size()),
                       mean_only(point, "run/parameters"), mean_only(point, "run/threads"),
                       mean_sem(point.stats, "run/steps_per_second", 1.0, "{:.1f}"),
-                      mean_sem(point.stats, "run/wall_seconds", 1.0 / 60.0, "{:.1f}")});
+                      mean_sem(point.stats, "run/wall_seconds", 1.0 / 60.0, "{:.1f}"),
+                      computed_with(point)});
     }
     doc.paragraph(
         "As each run measured itself (summary.json): training steps per second over the whole "
         "run, evaluation included, and its wall time. Runs that shared the CPU with others (`pelab "
         "run -j`, other work) are slower by as much as they shared it; for a speed comparison "
-        "between PEs use `pelab bench NAME` or short runs on an otherwise idle machine.");
-    doc.table({"point", "n", "parameters", "threads", "steps/s", "wall (min)"}, rows);
+        "between PEs use `pelab bench NAME` or short runs on an otherwise idle machine. Computed "
+        "with: the BLAS kernel, ATen's vector kernels and the precision (`pelab doctor` explains "
+        "them).");
+    doc.table({"point", "n", "parameters", "threads", "steps/s", "wall (min)", "computed with"},
+              rows);
   }
   doc.heading(2, "Per run");
   {

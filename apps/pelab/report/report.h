@@ -39,6 +39,8 @@ struct RunRecord {
   std::map<std::string, double> values;
   /// Probe notes and errors, "probe: text".
   std::vector<std::string> notes;
+  /// What computed it: "Cooperlake, AVX512, fp32" (summary.json's compute record; "-" when older).
+  std::string compute;
 };
 
 /// One sweep point: its runs over seeds and their aggregate.

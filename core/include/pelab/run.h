@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "pelab/export.h"
@@ -17,9 +18,29 @@ class Task;
 class Trainer;
 class TransformerEncoder;
 
+/// One epoch of a run, as a `pelab run -j` worker reports it to its parent, which draws the
+/// progress of every running run (RunOptions::progress_fd).
+struct PELAB_API EpochProgress {
+  std::int64_t epoch = 0;
+  std::int64_t epochs = 0;
+  double loss = 0.0;
+  double eta_seconds = -1.0;
+  double steps_per_second = 0.0;
+  /// After an evaluation, its results ("test/all/accuracy=0.8125 ..."); empty otherwise.
+  std::string evaluation;
+
+  /// One line, tab-separated, ending in a newline.
+  std::string to_line() const;
+  /// The line to_line wrote (without its newline); nullopt for anything else.
+  static std::optional<EpochProgress> parse(const std::string& line);
+};
+
 struct PELAB_API RunOptions {
   /// Print a progress line (epoch, loss, ETA) on stderr.
   bool progress = false;
+  /// A file descriptor to write an EpochProgress line to after every epoch (-1: none): how a -j
+  /// worker tells its parent, which alone writes to the terminal.
+  int progress_fd = -1;
   /// Run again even when the folder already holds a finished run.
   bool force = false;
   /// The ranks that train each run together (data-parallel), when more than this process does.

@@ -21,6 +21,20 @@ namespace pelab {
 class Registry;
 class TransformerEncoder;
 
+/// What computed a run: the CPU, the BLAS kernel, ATen's vector kernels and the precision, so that
+/// a result can be traced to what computed it (host_info.h). Empty in runs older than the record.
+struct RunCompute {
+  std::string cpu;           // the CPU's brand string
+  std::string isa;           // "AVX2, FMA, AVX-512, AVX512-BF16, no AMX"
+  std::string blas;          // "OpenBLAS 0.3.21, kernel Cooperlake (pelab's choice: ...), 1 thread"
+  std::string blas_kernel;   // "Cooperlake"
+  std::string aten_kernels;  // "AVX512"
+  std::string precision;     // "fp32", "bf16 (native)", "bf16 (emulated)"
+
+  /// "Cooperlake, AVX512, fp32": what a report's cost table shows.
+  std::string short_text() const;
+};
+
 /// What summary.json records about a run that ended, finished or failed.
 struct PELAB_API RunSummary {
   std::string status;  // "finished" or "failed"
@@ -36,6 +50,7 @@ struct PELAB_API RunSummary {
   double wall_seconds = 0.0;
   double steps_per_second = 0.0;
   std::string torch_version;
+  RunCompute compute;
   /// The last evaluation: "<split>/<group>/<metric>" -> value (NaN where it was not finite).
   std::map<std::string, double> final_metrics;
   /// Each probe's scalars, by the probe's output name.

@@ -90,4 +90,10 @@ class PELAB_API Task {
   virtual torch::Tensor perturb_embedding(const torch::Tensor& embedded, bool training) const;
 };
 
+/// Loads one split of a task and checks it against the task's layout, input size and objective
+/// (Dataset::validate), naming the plugin in the error when `task_name` is given: what the Trainer
+/// and `pelab validate` both do, so that a task plugin's bad data is caught before any run.
+PELAB_API Dataset load_checked_split(Task& task, const std::string& split,
+                                     const std::string& task_name = "");
+
 }  // namespace pelab

@@ -51,10 +51,6 @@ struct PELAB_API TrainConfig {
   static TrainConfig from_params(const Params& params);
 };
 
-/// Whether this CPU multiplies bfloat16 natively (AVX512-BF16). Elsewhere bf16 autocast runs, but
-/// emulated, and is slower than fp32.
-PELAB_API bool cpu_has_native_bf16();
-
 /// Makes glibc keep freed memory in the heap for reuse instead of returning it to the kernel, so
 /// that a loop of training steps does not page-fault its activations in again each step (the
 /// Trainer calls it; benchmarks of training-like loops should too). Process-wide, idempotent.
@@ -82,8 +78,9 @@ class PELAB_API Trainer {
  public:
   using Perturb = std::function<torch::Tensor(const torch::Tensor&)>;
 
+  /// Loads and checks every split of `task`; `task_name` (the plugin's) names it in an error.
   Trainer(TransformerEncoder& model, Task& task, const TrainConfig& config,
-          Collective* ranks = nullptr);
+          Collective* ranks = nullptr, const std::string& task_name = "");
 
   /// One pass over the training split; returns the mean training loss.
   double train_epoch();

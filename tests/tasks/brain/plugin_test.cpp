@@ -3,6 +3,7 @@
 // sample's experiment end to end for one epoch.
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -120,6 +121,21 @@ TEST_F(BrainPlugin, TheSyntheticCohortHoldsOutSubjects) {
                 .group_names.front() != test.group_names.front();
   }
   EXPECT_TRUE(other);
+}
+
+// A cohort that cannot fit is refused before a voxel is generated, with the figure and the memory.
+TEST_F(BrainPlugin, ACohortLargerThanTheMachineIsRefusedWithItsSize) {
+  // 1000 subjects x 100000 volumes x 1000 parcels: 800 GB of parcel series alone.
+  const std::string message = error_of(small_synthetic({{"subjects", std::int64_t{1000}},
+                                                        {"volumes", std::int64_t{100000}},
+                                                        {"parcels", std::int64_t{1000}},
+                                                        {"networks", std::int64_t{6}}}));
+  EXPECT_THAT(message, HasSubstr("the brain task's synthetic cohort needs "));
+  EXPECT_THAT(message, HasSubstr("1000 subjects x 100000 volumes of a 40x48x40 grid (61.4 GB for "
+                                 "one subject's image)"));
+  EXPECT_THAT(message, HasSubstr("this machine has "));
+  EXPECT_THAT(message, HasSubstr("Use fewer subjects or volumes"));
+  EXPECT_FALSE(std::filesystem::exists(cache_.path() + "/brain_synthetic"));  // nothing written
 }
 
 TEST_F(BrainPlugin, TheRealSampleWithAGridParcellation) {

@@ -155,6 +155,41 @@ TEST_F(NetworkSimulationPlugin, BadParametersAreErrorsNamingThem) {
 
 // One epoch end to end through execute_run: the run folder holds the masked-token metrics of every
 // split, and the probes of this experiment report on the learned PE.
+// Without noise and pulses the network settles to its fixed point: the z-scored windows would be
+// rounding noise, so the task refuses the recording, saying why and what to change.
+TEST_F(NetworkSimulationPlugin, ARecordingWithoutSignalIsRefused) {
+  try {
+    registry_.create_task(spec({{"noise_std", 0.0}, {"stimulus_rate", 0.0}, {"cache", false}}));
+    FAIL() << "a recording of a network at its fixed point was accepted";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("the training recording of the network_simulation task has "
+                                    "no signal: node "));
+    EXPECT_THAT(e.what(), HasSubstr("below the 0.0001 that counts as a signal"));
+    EXPECT_THAT(e.what(), HasSubstr("give the dynamics noise (noise_std > 0) or pulses"));
+  }
+  // Either source of variation alone is a signal.
+  EXPECT_NO_THROW(registry_.create_task(spec({{"noise_std", 0.0}, {"cache", false}})));
+  EXPECT_NO_THROW(registry_.create_task(spec({{"stimulus_rate", 0.0}, {"cache", false}})));
+}
+
+// Data that cannot fit is refused before anything is allocated, with the figure and the memory.
+TEST_F(NetworkSimulationPlugin, DataLargerThanTheMachineIsRefusedWithItsSize) {
+  try {
+    // 4.2 TB: far beyond any machine the suite runs on.
+    registry_.create_task(spec({{"nodes", std::int64_t{1024}},
+                                {"train_windows", std::int64_t{1000000}},
+                                {"test_windows", std::int64_t{500}},
+                                {"window", std::int64_t{1024}}}));
+    FAIL() << "a 4.2 TB data set was accepted";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("the network_simulation task needs "));
+    EXPECT_THAT(e.what(), HasSubstr("1000000 + 500 windows (train_windows + test_windows) x 1024 "
+                                    "nodes x 1024 points in float32, 4.2 TB of them"));
+    EXPECT_THAT(e.what(), HasSubstr("this machine has "));
+    EXPECT_THAT(e.what(), HasSubstr("Use fewer train_windows"));
+  }
+}
+
 TEST_F(NetworkSimulationPlugin, OneEpochEndToEnd) {
   test::ScratchDir out;
   const std::string manifest = fmt::format(R"([experiment]

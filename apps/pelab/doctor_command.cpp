@@ -1,0 +1,70 @@
+#include "doctor_command.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <vector>
+
+#include <fmt/format.h>
+#include <torch/torch.h>
+
+#include "commands.h"
+#include "pelab/host/blas_kernel.h"
+#include "pelab/host/host_info.h"
+
+namespace pelab::cli {
+namespace {
+
+// The product of the paper's model's MLP on one batch (2048 tokens of width 160 into 640): the
+// same shape as the issue tracker's and the benchmarks' matrix rates.
+constexpr std::int64_t kRows = 2048, kInner = 160, kColumns = 640;
+
+// The median rate of repeated products, in GFLOP/s; a rate, not a test: the machine may be shared.
+double matrix_rate(torch::ScalarType dtype) {
+  torch::NoGradGuard no_grad;
+  const torch::Tensor a = torch::randn({kRows, kInner}).to(dtype);
+  const torch::Tensor b = torch::randn({kInner, kColumns}).to(dtype);
+  torch::Tensor c = torch::mm(a, b);  // warm-up: threads, oneDNN's kernel choice
+  std::vector<double> seconds;
+  for (int repeat = 0; repeat < 15; ++repeat) {
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < 10; ++i)
+      torch::mm_out(c, a, b);
+    seconds.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / 10);
+  }
+  std::nth_element(seconds.begin(), seconds.begin() + seconds.size() / 2, seconds.end());
+  return 2.0 * kRows * kInner * kColumns / seconds[seconds.size() / 2] / 1e9;
+}
+
+}  // namespace
+
+DoctorCommand::DoctorCommand(CLI::App& app) {
+  command_ = app.add_subcommand(
+      "doctor",
+      "What this machine computes with (CPU, BLAS kernel, ATen kernels, bf16), a check of the "
+      "BLAS against a double-precision reference, and its matrix rate in fp32 and bf16");
+  command_->add_option("--threads", threads_, "Threads for the matrix rates")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
+}
+
+int DoctorCommand::execute() const {
+  torch::set_num_threads(threads_);
+  const GemmCheck check = check_gemm_against_reference();
+  const HostInfo host = host_info();
+  std::printf("%s\n%s", version_text().c_str(), host_report(host).c_str());
+  std::printf("check: sgemm against a double-precision reference: %s (%s)\n",
+              check.agrees ? "agrees" : "DISAGREES", check.detail.c_str());
+  const double fp32 = matrix_rate(torch::kFloat32);
+  const double bf16 = matrix_rate(torch::kBFloat16);
+  std::printf(
+      "rate:  %lldx%lld by %lldx%lld at %d thread%s, median of 15: fp32 %.0f GFLOP/s, bf16 %.0f "
+      "GFLOP/s (%s)\n",
+      static_cast<long long>(kRows), static_cast<long long>(kInner), static_cast<long long>(kInner),
+      static_cast<long long>(kColumns), threads_, threads_ == 1 ? "" : "s", fp32, bf16,
+      host.bf16_native ? "native" : "emulated");
+  return check.agrees ? 0 : 1;
+}
+
+}  // namespace pelab::cli

@@ -1,0 +1,22 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace pelab::cli {
+
+/// `pelab doctor`: what this machine computes with (the CPU's instruction sets, the BLAS kernel
+/// and who chose it, ATen's kernels, bf16), a check of the BLAS against a double-precision
+/// reference, and the matrix rate it reaches, in fp32 and bf16: the numbers to compare with what a
+/// run achieves. The exit status is 1 when the check fails.
+class DoctorCommand {
+ public:
+  explicit DoctorCommand(CLI::App& app);
+  bool parsed() const { return command_->parsed(); }
+  int execute() const;
+
+ private:
+  int threads_ = 1;
+  CLI::App* command_ = nullptr;
+};
+
+}  // namespace pelab::cli
