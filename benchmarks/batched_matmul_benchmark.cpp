@@ -63,7 +63,6 @@ int main(int argc, char** argv) {
   // As pelab does, before Google Benchmark edits argv: the right BLAS kernel where OpenBLAS fell
   // back, and what computed the figures in the benchmark's context (JSON output included).
   pelab::use_best_blas_kernel(argv);
-  benchmark::AddCustomContext("pelab_host", pelab::host_line(pelab::host_info()));
   benchmark::Initialize(&argc, argv);
   pelab::keep_freed_memory_for_reuse();  // as in training: no page faults from fresh mmaps
   for (int i = 1; i < argc; ++i) {
@@ -74,6 +73,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  benchmark::AddCustomContext("pelab_host", pelab::host_line(pelab::host_info()));
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

@@ -134,7 +134,6 @@ int main(int argc, char** argv) {
   // As pelab does, before Google Benchmark edits argv: the right BLAS kernel where OpenBLAS fell
   // back, and what computed the figures in the benchmark's context (JSON output included).
   pelab::use_best_blas_kernel(argv);
-  benchmark::AddCustomContext("pelab_host", pelab::host_line(pelab::host_info()));
   benchmark::Initialize(&argc, argv);
   std::string gemms_of, profile_spec;
   for (int i = 1; i < argc; ++i) {
@@ -152,6 +151,8 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  // After --threads: the BLAS's thread count as the benchmarks run it.
+  benchmark::AddCustomContext("pelab_host", pelab::host_line(pelab::host_info()));
   try {
     if (!gemms_of.empty()) return pelab::bench::print_gemms(gemms_of);
     if (!profile_spec.empty()) return pelab::bench::profile(profile_spec);

@@ -13,6 +13,7 @@
 #include "pelab/error.h"
 #include "pelab/registry.h"
 #include "pelab/run_io.h"
+#include "report/phase_diagram.h"
 #include "report/report.h"
 #include "test_support.h"
 
@@ -22,6 +23,7 @@ namespace {
 using ::testing::AllOf;
 using ::testing::Contains;
 using ::testing::ContainsRegex;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
 namespace fs = boost::filesystem;
@@ -302,6 +304,50 @@ TEST_F(ReportFolder, GnuplotDrawsPngsEmbeddedInTheHtml) {
   EXPECT_THAT(html, Not(HasSubstr("was not drawn")));
   EXPECT_THAT(test::slurp(dir_ / "exp/report.md"),
               HasSubstr("![figures/probes.png](figures/probes.png)"));
+}
+
+// A sweep over the init scale and another numeric axis (here the heads) is a phase diagram: the
+// table a cell per (heads, scale), mean ± SEM (n), a blank cell where no run finished; the figure
+// a heatmap drawn by gnuplot. A non-numeric axis only splits the diagrams (one per value).
+TEST_F(ReportFolder, ASweepOverTheScaleAndANumericAxisIsAPhaseDiagram) {
+  for (const double std : {0.2, 2.0}) {
+    for (const int heads : {1, 2, 4}) {
+      if (std == 2.0 && heads == 4) continue;  // an unfinished cell
+      for (const int seed : {1, 2}) {
+        const double test = (std == 0.2 ? 0.9 : 0.5) - 0.05 * heads + 0.01 * seed;
+        write_run(fmt::format("pe.init.std={},model.heads={}", format_number(std), heads), seed,
+                  learned(std), 1.0, test, 0.5, "grid", fmt::format("heads = {}", heads));
+      }
+    }
+  }
+  const report::Experiment experiment = report::collect(dir_ / "grid", &registry_);
+  const std::vector<report::PhaseDiagram> diagrams = report::phase_diagrams(experiment);
+  ASSERT_EQ(diagrams.size(), 1u);
+  const report::PhaseDiagram& diagram = diagrams[0];
+  EXPECT_EQ(diagram.family, "learned, normal std");
+  EXPECT_EQ(diagram.scale_key, "pe.init.std");
+  EXPECT_EQ(diagram.axis, "model.heads");
+  EXPECT_EQ(diagram.slice, "");
+  EXPECT_THAT(diagram.scales, ElementsAre(0.2, 2.0));
+  EXPECT_THAT(diagram.values, ElementsAre(1.0, 2.0, 4.0));
+  std::vector<std::string> header;
+  const auto rows = report::phase_table(diagram, "test/all/accuracy", 100.0, "{:.1f}", &header);
+  EXPECT_THAT(header, ElementsAre("model.heads \\ pe.init.std", "0.2", "2"));
+  ASSERT_EQ(rows.size(), 3u);
+  // heads 1 at std 0.2: test 0.86 and 0.87 -> 86.5 ± 0.5 over 2 seeds.
+  EXPECT_THAT(rows[0], ElementsAre("1", "86.5 ± 0.5 (2)", "46.5 ± 0.5 (2)"));
+  EXPECT_THAT(rows[2], ElementsAre("4", "71.5 ± 0.5 (2)", "-"));
+
+  const report::ReportResult result = report::write_report(dir_ / "grid", &registry_);
+  const std::string md = test::slurp(dir_ / "grid/report.md");
+  EXPECT_THAT(md, HasSubstr("## Phase diagrams"));
+  EXPECT_THAT(md, HasSubstr("learned, normal std: pe.init.std x model.heads, split `test`"));
+  EXPECT_THAT(md, HasSubstr("| 2 | 81.5 ± 0.5 (2) | 41.5 ± 0.5 (2) |"));
+  EXPECT_TRUE(fs::is_regular_file(dir_ / "grid/figures/phase-accuracy-1.gp"));
+  if (std::system("gnuplot --version >/dev/null 2>&1") == 0) {
+    EXPECT_TRUE(result.figures_drawn) << (result.warnings.empty() ? "" : result.warnings[0]);
+    EXPECT_EQ(test::slurp(dir_ / "grid/figures/phase-accuracy-1.png").substr(0, 4), "\x89PNG");
+  }
 }
 
 TEST_F(ReportFolder, OneRunFolder) {

@@ -394,10 +394,14 @@ Experiment collect(const std::vector<std::string>& dirs, Registry* registry) {
       Point& point = by_point[name];
       const PEDescription& description = descriptions[name];
       std::string extras;
+      point.varying.clear();
       for (const auto& key : differing) {
         auto it = description.entries.find(key);
-        extras += fmt::format(", {}={}", key, it == description.entries.end() ? "-" : it->second);
+        const std::string value = it == description.entries.end() ? "-" : it->second;
+        extras += fmt::format(", {}={}", key, value);
+        point.varying.emplace_back(key, value);
       }
+      point.family = base;
       point.series = base + extras;
       point.init_scale = description.scale;
       point.scale_key = description.scale_key;

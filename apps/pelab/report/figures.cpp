@@ -15,6 +15,7 @@
 #include "pelab/run_io.h"
 #include "pelab/run_loader.h"
 #include "report.h"
+#include "report/phase_diagram.h"
 
 namespace pelab::report {
 
@@ -601,6 +602,89 @@ Figure curves_figure(const Experiment& experiment) {
 
 }  // namespace
 
+Figure phase_figure(const Experiment& experiment, const PhaseDiagram& diagram,
+                    const MetricDisplay& metric, std::size_t index) {
+  Script script;
+  const std::size_t panels = std::max<std::size_t>(1, experiment.splits.size());
+  std::string& body = script.body();
+  body += fmt::format(
+      "set multiplot layout 1,{} title {}\n"
+      "set palette defined (0 '#440154', 0.25 '#3b528b', 0.5 '#21918c', 0.75 '#5ec962', "
+      "1 '#fde725')\nset tics out\nset xlabel {}\nset ylabel {}\n"
+      "set xrange [-0.5:{}]\nset yrange [-0.5:{}]\n",
+      panels,
+      quote(fmt::format("{}: final {}, mean ± SEM over seeds", diagram.title(), metric.title)),
+      quote(diagram.scale_key + " (init scale)"), quote(diagram.axis),
+      num(static_cast<double>(diagram.scales.size()) - 0.5),
+      num(static_cast<double>(diagram.values.size()) - 0.5));
+  std::vector<std::string> xtics, ytics;
+  for (std::size_t c = 0; c < diagram.scales.size(); ++c)
+    xtics.push_back(fmt::format("{} {}", quote(format_number(diagram.scales[c])), c));
+  for (std::size_t r = 0; r < diagram.values.size(); ++r)
+    ytics.push_back(fmt::format("{} {}", quote(format_number(diagram.values[r])), r));
+  body += fmt::format("set xtics ({})\nset ytics ({})\n", fmt::join(xtics, ", "),
+                      fmt::join(ytics, ", "));
+  for (const auto& split : experiment.splits) {
+    const std::string key = split + "/all/" + metric.metric;
+    // The cells' means, then their labels: white on the dark end of the palette, black on the
+    // light end, so that every cell can be read.
+    std::vector<std::vector<double>> means(diagram.values.size());
+    std::vector<std::vector<std::string>> texts(diagram.values.size());
+    double low = INFINITY, high = -INFINITY;
+    for (std::size_t r = 0; r < diagram.values.size(); ++r) {
+      for (std::size_t c = 0; c < diagram.scales.size(); ++c) {
+        const Point* point = diagram.at[r][c];
+        const Statistic* stat = nullptr;
+        if (point != nullptr) {
+          const auto it = point->stats.find(key);
+          if (it != point->stats.end() && it->second.n > 0) stat = &it->second;
+        }
+        means[r].push_back(stat ? stat->mean * metric.factor : NAN);
+        std::string text;
+        if (stat != nullptr) {
+          text = fmt::format(fmt::runtime(metric.format), stat->mean * metric.factor);
+          if (stat->n > 1)
+            text += " ± " + fmt::format(fmt::runtime(metric.format), stat->sem * metric.factor);
+          low = std::min(low, means[r].back());
+          high = std::max(high, means[r].back());
+        }
+        texts[r].push_back(text);
+      }
+    }
+    std::string cells, dark, light;
+    for (std::size_t r = 0; r < diagram.values.size(); ++r) {
+      for (std::size_t c = 0; c < diagram.scales.size(); ++c) {
+        cells += fmt::format("{} {} {}\n", c, r, num(means[r][c]));
+        if (texts[r][c].empty()) continue;
+        const bool on_light = high > low && (means[r][c] - low) / (high - low) > 0.6;
+        // A data column with spaces is double-quoted (gnuplot splits single-quoted text).
+        (on_light ? light : dark) += fmt::format("{} {} \"{}\"\n", c, r, texts[r][c]);
+      }
+    }
+    body += fmt::format("set title {}\nplot {} using 1:2:3 with image notitle", quote(split),
+                        script.block(cells));
+    if (!dark.empty())
+      body +=
+          fmt::format(", {} using 1:2:3 with labels textcolor 'white' notitle", script.block(dark));
+    if (!light.empty())
+      body += fmt::format(", {} using 1:2:3 with labels textcolor 'black' notitle",
+                          script.block(light));
+    body += "\n";
+  }
+  body += "unset multiplot\n";
+  const std::string name = fmt::format("phase-{}-{}", metric.metric, index + 1);
+  const int width = 120 + 90 * static_cast<int>(diagram.scales.size());
+  const int height = 180 + 60 * static_cast<int>(diagram.values.size());
+  return Figure{
+      name,
+      fmt::format("Phase diagram, {}: the final {} (colour; mean ± SEM over seeds in each cell) "
+                  "against the init scale and {}, a panel per split; a blank cell has no "
+                  "finished run.",
+                  diagram.title(), metric.title, diagram.axis),
+      script.text(
+          preamble(name, std::max(420, width) * static_cast<int>(panels), std::max(360, height)))};
+}
+
 std::vector<Headline> headlines_of(const Experiment& experiment, const std::string& probe,
                                    const std::set<std::string>& scalars) {
   std::vector<Headline> headlines;
@@ -662,6 +746,11 @@ std::vector<Figure> make_figures(const Experiment& experiment, const Geometry& g
   }
   for (std::size_t i = 0; i < experiment.points.size(); ++i) {
     if (auto figure = pca_figure(experiment, i, geometry)) figures.push_back(*figure);
+  }
+  const std::vector<PhaseDiagram> diagrams = phase_diagrams(experiment);
+  for (std::size_t d = 0; d < diagrams.size(); ++d) {
+    for (const auto& metric : headline_metrics(experiment))
+      figures.push_back(phase_figure(experiment, diagrams[d], metric, d));
   }
   figures.push_back(curves_figure(experiment));
   return figures;

@@ -2,6 +2,7 @@
 // the experiment (or run) folder.
 
 #include "report.h"
+#include "report/phase_diagram.h"
 
 #include <sys/wait.h>
 
@@ -407,6 +408,25 @@ ReportResult write_report(const std::vector<std::string>& dirs, const std::strin
       }
       doc.paragraph(fmt::format("Split `{}` by condition (group):", split));
       doc.table(header, rows);
+    }
+  }
+  const std::vector<PhaseDiagram> diagrams = phase_diagrams(experiment);
+  if (!diagrams.empty()) {
+    doc.heading(2, "Phase diagrams");
+    doc.paragraph(
+        "Sweeps over the init scale and another numeric axis: each headline metric per cell, "
+        "mean ± SEM (seeds); columns the init scale, rows the other axis. The figures "
+        "`phase-<metric>-<k>.png` draw them.");
+    for (const PhaseDiagram& diagram : diagrams) {
+      for (const auto& metric : metrics) {
+        for (const auto& split : experiment.splits) {
+          std::vector<std::string> header;
+          const auto rows = phase_table(diagram, split + "/all/" + metric.metric, metric.factor,
+                                        metric.format, &header);
+          doc.paragraph(fmt::format("{}, split `{}`: {}", diagram.title(), split, metric.title));
+          doc.table(header, rows);
+        }
+      }
     }
   }
   if (!probes.empty()) {

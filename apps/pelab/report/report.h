@@ -50,6 +50,10 @@ struct Point {
   std::string label;   // a short name, e.g. "learned, normal std=0.2" or "sinusoidal_nd"
   std::optional<double> init_scale;  // pe.init.std or a similar parameter, if it has one
   std::string scale_key;             // where the scale came from, e.g. "pe.init.std"
+  std::string family;  // the PE description its series starts from, e.g. "learned, normal std"
+  /// The configuration keys besides the scale that split its family into series, with this
+  /// point's values, e.g. {"train.lr", "0.001"}: the other axes of a sweep.
+  std::vector<std::pair<std::string, std::string>> varying;
   std::vector<RunRecord> runs;
   std::map<std::string, Statistic> stats;
 };
