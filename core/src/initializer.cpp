@@ -3,9 +3,10 @@
 namespace pelab {
 
 InitContext InitContext::for_tensor(const torch::Tensor& tensor, std::string what,
-                                    const Layout* layout) {
+                                    const Layout* layout, std::int64_t block) {
   InitContext context;
   context.layout = layout;
+  context.block = block;
   context.what = std::move(what);
   if (tensor.dim() >= 2) {
     std::int64_t receptive_field = 1;

@@ -145,6 +145,21 @@ class NetworkSimulationTask final : public Task {
     return layout;
   }
 
+  // The dynamics' options, with the nodes pulses may drive when they are one module's.
+  DynamicsOptions dynamics() const {
+    DynamicsOptions options = dynamics_options(params_);
+    const std::int64_t module = params_.integer("stimulus_module");
+    if (module < 0) return options;
+    PELAB_CHECK(module < params_.integer("modules"),
+                "stimulus_module = {}: the network has {} modules (0 to {})", module,
+                params_.integer("modules"), params_.integer("modules") - 1);
+    for (std::int64_t node = 0; node < network_.nodes; ++node) {
+      if (network_.module[static_cast<std::size_t>(node)] == module)
+        options.stimulus_candidates.push_back(node);
+    }
+    return options;
+  }
+
   // What the recordings and their windows will take, refused before anything is allocated: each
   // recording is held twice in float64 (the simulator's and the tensor), its windows once in
   // float32 (inputs and targets share them).
@@ -192,8 +207,7 @@ class NetworkSimulationTask final : public Task {
     const std::int64_t time_points = (windows - 1) * stride_ + window_;
     const auto simulate_now = [&] {
       const Recording recorded = checked([&] {
-        return simulate(network_, dynamics_options(params_), time_points,
-                        static_cast<std::uint64_t>(seed));
+        return simulate(network_, dynamics(), time_points, static_cast<std::uint64_t>(seed));
       });
       return to_tensor(recorded.activity, {recorded.time_points, recorded.nodes});
     };
@@ -283,6 +297,11 @@ void declare(ParamSchema& schema) {
   schema.real("stimulus_rate", 0.5, "Pulses per unit time (Poisson).").in_range(0.0, 1e3);
   schema.integer("stimulus_nodes", 2, "Nodes driven by each pulse, drawn at random.")
       .in_range(0, 1024);
+  schema
+      .integer("stimulus_module", -1,
+               "Pulses drive only nodes of this module (-1: any node): another regime of the same "
+               "network, e.g. a \"task state\" to transfer a PE learned at \"rest\" to.")
+      .in_range(-1, 63);
   schema.real("stimulus_amplitude", 4.0, "Input of a pulse.").in_range(-1e3, 1e3);
   schema.real("stimulus_duration", 1.0, "Duration of a pulse.").in_range(0.0, 1e3);
   schema.real("burn_in", 50.0, "Time simulated and discarded before recording.").in_range(0.0, 1e6);

@@ -111,6 +111,16 @@ std::int64_t validate(const DynamicsOptions& o, std::int64_t nodes, std::int64_t
   require_non_negative(o.stimulus_rate, "stimulus_rate");
   require(o.stimulus_nodes >= 0 && o.stimulus_nodes <= nodes, "stimulus_nodes",
           "in [0, nodes = " + std::to_string(nodes) + "]", static_cast<double>(o.stimulus_nodes));
+  if (!o.stimulus_candidates.empty()) {
+    const auto candidates = static_cast<std::int64_t>(o.stimulus_candidates.size());
+    require(o.stimulus_nodes <= candidates, "stimulus_nodes",
+            "at most the " + std::to_string(candidates) + " nodes pulses may drive",
+            static_cast<double>(o.stimulus_nodes));
+    for (const std::int64_t node : o.stimulus_candidates) {
+      require(node >= 0 && node < nodes, "a stimulated node", "in [0, nodes)",
+              static_cast<double>(node));
+    }
+  }
   require_finite(o.stimulus_amplitude, "stimulus_amplitude");
   require_non_negative(o.stimulus_duration, "stimulus_duration");
   require_non_negative(o.burn_in, "burn_in");
@@ -278,11 +288,16 @@ class PulseTrain {
     pulse.first_step = step_at(time, options_.dt);
     pulse.end_step = step_at(time + options_.stimulus_duration, options_.dt);
     pulse.amplitude = options_.stimulus_amplitude;
-    // Distinct nodes: the first stimulus_nodes entries of a partial Fisher-Yates shuffle.
-    std::vector<std::int64_t> order(nodes_);
-    std::iota(order.begin(), order.end(), 0);
+    // Distinct nodes: the first stimulus_nodes entries of a partial Fisher-Yates shuffle of the
+    // nodes pulses may drive (every node unless the options name some).
+    std::vector<std::int64_t> order = options_.stimulus_candidates;
+    if (order.empty()) {
+      order.resize(static_cast<std::size_t>(nodes_));
+      std::iota(order.begin(), order.end(), 0);
+    }
+    const auto candidates = static_cast<std::int64_t>(order.size());
     for (std::int64_t r = 0; r < options_.stimulus_nodes; ++r) {
-      const auto j = r + static_cast<std::int64_t>(random_.below(nodes_ - r));
+      const auto j = r + static_cast<std::int64_t>(random_.below(candidates - r));
       std::swap(order[r], order[j]);
     }
     pulse.nodes.assign(order.begin(), order.begin() + options_.stimulus_nodes);

@@ -88,6 +88,9 @@ struct DynamicsOptions {
   double noise_std = 0.05;
   double stimulus_rate = 0.5;
   std::int64_t stimulus_nodes = 2;
+  /// The nodes a pulse may drive; empty: every node. A regime of its own (pulses to one module
+  /// only: a "task state" beside the "rest" of pulses anywhere).
+  std::vector<std::int64_t> stimulus_candidates;
   double stimulus_amplitude = 4.0;
   double stimulus_duration = 1.0;
   /// Time simulated and discarded before the first recorded point (rounded to whole steps).

@@ -10,9 +10,18 @@ trap 'rm -rf "$work"' EXIT
 "$pelab" bench --tokens 16 --probe-tokens 16 --d-model 32 --benchmark_min_time=0 \
   --benchmark_format=json --benchmark_out="$work/bench.json" >/dev/null
 "$pelab" plugins > "$work/plugins.txt"
-/usr/bin/python3 - "$work/bench.json" "$work/plugins.txt" <<'PY'
+# from_run reads its table from a run folder, which no default names: benched again with one.
+mkdir -p "$work/run/pe"
+/usr/bin/python3 -c "import numpy, sys; numpy.save(sys.argv[1], numpy.ones((1, 16, 32), numpy.float32))" \
+  "$work/run/pe/tables-epoch-000010.npy"
+"$pelab" bench from_run --kind init --set "run=$work/run" --tokens 16 --d-model 32 \
+  --benchmark_min_time=0 --benchmark_format=json --benchmark_out="$work/from_run.json" >/dev/null
+/usr/bin/python3 - "$work/bench.json" "$work/plugins.txt" "$work/from_run.json" <<'PY'
 import json, sys
-runs = json.load(open(sys.argv[1]))["benchmarks"]
+from_run = json.load(open(sys.argv[3]))["benchmarks"]
+assert from_run and not any(run.get("error_occurred") for run in from_run), from_run
+runs = [run for run in json.load(open(sys.argv[1]))["benchmarks"]
+        if not run["name"].startswith("init/from_run/")] + from_run
 names = {run["name"].split("/")[1] for run in runs}
 listed = {line.split()[1] for line in open(sys.argv[2])
           if line.split() and line.split()[0] in ("pe", "init", "task", "probe")}

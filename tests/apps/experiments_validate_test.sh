@@ -6,8 +6,12 @@ pelab=$1
 source_dir=$2
 count=0
 # Templates for the user's own data: their data paths point at files this machine lacks, so only
-# the schemas are checked; every other manifest is built point by point.
-templates=("$source_dir/tasks/brain/experiments/paper.toml")
+# the schemas are checked; so are the transfer manifests, whose PEs are read from a run that
+# another manifest makes first (from_run; tests/plugins/init/from_run builds them). Every other
+# manifest is built point by point.
+templates=("$source_dir/tasks/brain/experiments/paper.toml"
+           "$source_dir/tasks/latin_square/experiments/transfer.toml"
+           "$source_dir/tasks/network_simulation/experiments/transfer.toml")
 for manifest in "$source_dir"/tasks/*/experiments/*.toml; do
   if [[ " ${templates[*]} " == *" $manifest "* ]]; then
     "$pelab" validate "$manifest" --no-build

@@ -19,11 +19,14 @@ struct PELAB_API InitContext {
   std::int64_t fan_out = 0;
   /// What is being filled, for error messages: "pe.table (block 2)".
   std::string what;
+  /// The block whose PE this tensor is (0-based); -1 when the PE is shared by every block or the
+  /// tensor is not a PE's. An initializer that reads per-block state (from_run) needs it.
+  std::int64_t block = -1;
 
   /// Fans of a tensor following torch's convention (dim 1 is fan_in, dim 0 fan_out, times the
   /// receptive field); both 0 for tensors of fewer than 2 dimensions.
   static InitContext for_tensor(const torch::Tensor& tensor, std::string what,
-                                const Layout* layout = nullptr);
+                                const Layout* layout = nullptr, std::int64_t block = -1);
 };
 
 /// Fills a tensor in place. Randomness comes from torch's default generator, which the run seeds,

@@ -32,7 +32,8 @@
 namespace pelab {
 
 /// Bumped whenever anything in this header or in the four interfaces changes incompatibly.
-inline constexpr std::uint32_t kPluginApiVersion = 6;
+/// 7: InitContext::block (the block whose PE an initializer fills).
+inline constexpr std::uint32_t kPluginApiVersion = 7;
 
 #define PELAB_PLUGIN_STRINGIFY_(x) #x
 #define PELAB_PLUGIN_STRINGIFY(x) PELAB_PLUGIN_STRINGIFY_(x)

@@ -20,7 +20,7 @@ class RandomFixedPositionalEncoding : public TablePositionalEncoding {
       const std::string what = shape.block < 0
                                    ? "pe.table (shared, fixed)"
                                    : fmt::format("pe.table (block {}, fixed)", shape.block);
-      initializer.fill(table, InitContext::for_tensor(table, what, &layout));
+      initializer.fill(table, InitContext::for_tensor(table, what, &layout, shape.block));
     }
     set_table(std::move(table), /*learnable=*/false);
   }

@@ -227,16 +227,24 @@ CorrelationHistory correlate_with(const std::vector<const PESnapshot*>& snapshot
 /// Spearman's rho of a token permutation pi is sum(C[pi][:, pi] * G) / sqrt(sum(C^2) sum(G^2)),
 /// with C and G the rank matrices centred over the pairs (diagonals 0): permuting the tokens
 /// permutes the pairs, so the ranks need computing once.
+/// The ranks of a matrix's pairs (rank_matrix), centred over the pairs, the diagonal 0: the
+/// Spearman correlation of two matrices is the cosine of their centred rank matrices.
+inline torch::Tensor centred_ranks(const torch::Tensor& matrix) {
+  const std::int64_t n = matrix.size(0);
+  const torch::Tensor ranks = rank_matrix(matrix);
+  const double mean = upper_triangle(ranks).mean().item<double>();
+  return (ranks - mean) * (1.0 - torch::eye(n, torch::kFloat64));
+}
+
+inline double cosine_of(const torch::Tensor& a, const torch::Tensor& b) {
+  const double scale = std::sqrt(a.pow(2).sum().item<double>() * b.pow(2).sum().item<double>());
+  return scale > 0 ? (a * b).sum().item<double>() / scale : kNaN;
+}
+
 inline void spearman_permutation_test(const std::vector<torch::Tensor>& matrices,
                                       const torch::Tensor& truth, std::int64_t permutations,
                                       std::uint64_t seed, ProbeResult& result) {
   const std::int64_t n = truth.size(0);
-  const torch::Tensor off_diagonal = 1.0 - torch::eye(n, torch::kFloat64);
-  auto centred_ranks = [&](const torch::Tensor& matrix) {
-    const torch::Tensor ranks = rank_matrix(matrix);
-    const double mean = upper_triangle(ranks).mean().item<double>();
-    return (ranks - mean) * off_diagonal;
-  };
   const torch::Tensor g = centred_ranks(truth);
   const double g_norm = g.pow(2).sum().item<double>();
   std::vector<torch::Tensor> c;
@@ -332,6 +340,59 @@ inline void add_per_block(ProbeResult& result, const std::string& name,
     sum += per_block[b];
   }
   result.scalars[name] = per_block.empty() ? kNaN : sum / static_cast<double>(per_block.size());
+}
+
+/// The partial Spearman correlation of each matrix with `truth`, controlling for `control` (three
+/// relations between the same N tokens):
+///   rho_xy.z = (rho_xy - rho_xz rho_yz) / sqrt((1 - rho_xz^2) (1 - rho_yz^2))
+/// over the N(N-1)/2 pairs: what the matrix shares with the truth beyond what both share with the
+/// control. Adds "partial_spearman" (mean over blocks) and per block; with permutations > 0 a
+/// one-sided permutation p-value of each (the matrix's tokens relabelled, the truth and the
+/// control kept), "partial_p_value" and per block, as spearman_permutation_test does.
+inline void partial_spearman_test(const std::vector<torch::Tensor>& matrices,
+                                  const torch::Tensor& truth, const torch::Tensor& control,
+                                  std::int64_t permutations, std::uint64_t seed,
+                                  ProbeResult& result) {
+  const std::int64_t n = truth.size(0);
+  const torch::Tensor y = centred_ranks(truth);
+  const torch::Tensor z = centred_ranks(control);
+  const double yz = cosine_of(y, z);
+  const auto partial = [&](const torch::Tensor& x) {
+    const double xy = cosine_of(x, y);
+    const double xz = cosine_of(x, z);
+    const double denominator = std::sqrt((1 - xz * xz) * (1 - yz * yz));
+    return denominator > 0 ? (xy - xz * yz) / denominator : kNaN;
+  };
+  std::vector<torch::Tensor> xs;
+  std::vector<double> observed;
+  for (const auto& matrix : matrices) {
+    xs.push_back(centred_ranks(matrix));
+    observed.push_back(partial(xs.back()));
+  }
+  add_per_block(result, "partial_spearman", observed);
+  if (permutations <= 0) return;
+  const double observed_mean = result.scalars["partial_spearman"];
+  std::vector<std::int64_t> at_least(xs.size(), 0);
+  std::int64_t mean_at_least = 0;
+  Permuter permuter(seed);
+  constexpr double kTolerance = 1e-12;  // a permutation that ties the observed value counts
+  for (std::int64_t p = 0; p < permutations; ++p) {
+    const torch::Tensor perm = permuter.next(n);
+    double mean = 0.0;
+    for (std::size_t b = 0; b < xs.size(); ++b) {
+      const double rho = partial(xs[b].index_select(0, perm).index_select(1, perm));
+      if (rho >= observed[b] - kTolerance) ++at_least[b];
+      mean += rho / static_cast<double>(xs.size());
+    }
+    if (mean >= observed_mean - kTolerance) ++mean_at_least;
+  }
+  const double denominator = static_cast<double>(permutations + 1);
+  for (std::size_t b = 0; b < xs.size(); ++b) {
+    result.scalars[fmt::format("partial_p_value_block{}", b)] =
+        std::isfinite(observed[b]) ? static_cast<double>(at_least[b] + 1) / denominator : kNaN;
+  }
+  result.scalars["partial_p_value"] =
+      std::isfinite(observed_mean) ? static_cast<double>(mean_at_least + 1) / denominator : kNaN;
 }
 
 }  // namespace pelab::probe_math

@@ -6,6 +6,13 @@
 // test (relabel the PE's tokens) gives a one-sided p-value for a positive correspondence. PEs
 // without a table are compared through their kernel, normalised to a unit diagonal where it is
 // positive (as the rsa probe does).
+//
+// With `control`, another relation of the task, the partial Spearman correlation too: what the PE
+// shares with the relation beyond what both share with the control (the coupling W controlling
+// for the functional connectivity says whether the PE learned the wiring beyond the correlations
+// that masked prediction leans on), with its permutation p-value. The permutation relabels the
+// PE's tokens and keeps the control: where the PE and the control are strongly correlated that
+// test is liberal (Legendre 2000, on partial Mantel tests), so read the partial correlation first.
 
 #include <cmath>
 
@@ -23,17 +30,19 @@ namespace pm = probe_math;
 
 class ConnectivityProbe : public Probe {
  public:
-  ConnectivityProbe(std::string relation, std::int64_t permutations, std::int64_t seed)
-      : relation_(std::move(relation)), permutations_(permutations), seed_(seed) {}
+  ConnectivityProbe(std::string relation, std::string control, std::int64_t permutations,
+                    std::int64_t seed)
+      : relation_(std::move(relation)),
+        control_(std::move(control)),
+        permutations_(permutations),
+        seed_(seed) {}
 
   ProbeResult run(const ProbeContext& context) override {
     ProbeResult result;
     const Layout& layout = context.layout;
     const auto found = layout.relations.find(relation_);
     if (found == layout.relations.end()) {
-      std::vector<std::string> names;
-      for (const auto& [name, matrix] : layout.relations)
-        names.push_back(name);
+      const std::vector<std::string> names = relation_names(layout);
       result.note = names.empty() ? fmt::format(
                                         "the task declares no relation between its tokens, so "
                                         "there is no '{}' to compare with",
@@ -65,6 +74,20 @@ class ConnectivityProbe : public Probe {
       pm::spearman_permutation_test(final_similarity, truth, permutations_,
                                     static_cast<std::uint64_t>(seed_), result);
     }
+    if (!control_.empty()) {
+      const auto control = layout.relations.find(control_);
+      PELAB_CHECK(control != layout.relations.end(),
+                  "control = \"{}\": the task declares no such relation; it has: {}", control_,
+                  fmt::join(relation_names(layout), ", "));
+      const torch::Tensor controlled = pm::f64(control->second);
+      pm::partial_spearman_test(final_similarity, truth, (controlled + controlled.t()) / 2,
+                                permutations_, static_cast<std::uint64_t>(seed_), result);
+      result.headlines.push_back(
+          {"partial_spearman", Better::kHigher,
+           fmt::format("partial Spearman with '{}' controlling for '{}': what the PE shares "
+                       "with it beyond the control (0: nothing beyond it)",
+                       relation_, control_)});
+    }
     result.arrays["spearman"] = torch::stack(history.spearman);
     result.arrays["pearson"] = torch::stack(history.pearson);
     result.arrays["epochs"] = pm::epochs_of(snapshots);
@@ -79,7 +102,15 @@ class ConnectivityProbe : public Probe {
   }
 
  private:
+  static std::vector<std::string> relation_names(const Layout& layout) {
+    std::vector<std::string> names;
+    for (const auto& [name, matrix] : layout.relations)
+      names.push_back(name);
+    return names;
+  }
+
   std::string relation_;
+  std::string control_;
   std::int64_t permutations_;
   std::int64_t seed_;
 };
@@ -90,6 +121,10 @@ void declare(ParamSchema& schema) {
                 "\"coupling\" (network_simulation: the structural weights W), "
                 "\"functional_connectivity\" (the correlation of the tokens' time series), or any "
                 "other the task declares.");
+  schema.string("control", "",
+                "Another relation of the task to control for: the partial Spearman correlation "
+                "with `relation` given `control` (e.g. relation = \"coupling\", control = "
+                "\"functional_connectivity\"); \"\" = none.");
   schema
       .integer("permutations", 1000,
                "Token permutations of the permutation test (0: no p-values). p = (1 + #{rho_perm "
@@ -102,8 +137,13 @@ std::shared_ptr<Probe> create(const PluginContext& context) {
   const Params& params = context.params;
   PELAB_CHECK(!params.string("relation").empty(),
               "the connectivity probe needs a relation: e.g. relation = \"coupling\"");
-  return std::make_shared<ConnectivityProbe>(
-      params.string("relation"), params.integer("permutations"), params.integer("seed"));
+  PELAB_CHECK(params.string("control") != params.string("relation"),
+              "the connectivity probe's control is its relation ('{}'): a relation controlled for "
+              "itself leaves nothing; give another, e.g. functional_connectivity",
+              params.string("relation"));
+  return std::make_shared<ConnectivityProbe>(params.string("relation"), params.string("control"),
+                                             params.integer("permutations"),
+                                             params.integer("seed"));
 }
 
 }  // namespace

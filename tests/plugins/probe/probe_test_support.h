@@ -1,15 +1,20 @@
 #pragma once
 
-// Helpers shared by the probe plugin tests: snapshots of hand-made PE tables and random
-// rotations.
+// Helpers shared by the probe plugin tests: snapshots of hand-made PE tables, random rotations,
+// and a small untrained model of the marker task for the probes that read a model.
 
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <tuple>
 #include <vector>
 
 #include <torch/torch.h>
 
 #include "pelab/probe.h"
+#include "pelab/registry.h"
+#include "pelab/task.h"
+#include "pelab/transformer_encoder.h"
 
 namespace pelab::test {
 
@@ -29,6 +34,36 @@ inline PESnapshot snapshot(const std::vector<torch::Tensor>& tables) {
 /// A random orthogonal d x d matrix (QR of a Gaussian matrix).
 inline torch::Tensor rotation(std::int64_t d) {
   return std::get<0>(torch::linalg::qr(torch::randn({d, d}, torch::kFloat64)));
+}
+
+/// A model of the marker task: 2 blocks of width 8 with `pe_plugin` (its defaults) in each,
+/// untrained, its weights drawn after torch::manual_seed(seed).
+struct MarkerModel {
+  std::shared_ptr<Task> task;
+  Layout layout;
+  std::shared_ptr<TransformerEncoder> model;
+};
+inline MarkerModel marker_model(Registry& registry, const std::string& pe_plugin,
+                                std::int64_t tokens, std::int64_t test_samples, std::int64_t heads,
+                                std::uint64_t seed) {
+  torch::manual_seed(seed);
+  PluginSpec task = registry.default_spec(PluginKind::kTask, "marker_position");
+  task.params.set("tokens", tokens);
+  task.params.set("train_samples", std::int64_t{16});
+  task.params.set("test_samples", test_samples);
+  MarkerModel out;
+  out.task = registry.create_task(task);
+  out.layout = out.task->layout();
+  ModelConfig config;
+  config.layers = 2;
+  config.d_model = 8;
+  config.heads = heads;
+  const PluginSpec pe = registry.default_spec(PluginKind::kPositionalEncoding, pe_plugin);
+  out.model = std::make_shared<TransformerEncoder>(
+      config, out.task->input_size(), out.task->objective(), [&](const ModelShape& shape) {
+        return registry.create_positional_encoding(pe, out.layout, shape);
+      });
+  return out;
 }
 
 }  // namespace pelab::test

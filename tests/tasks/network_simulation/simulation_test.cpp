@@ -456,6 +456,49 @@ TEST(Dynamics, OneStepFollowsTheFormula) {
   EXPECT_EQ(pulsed.activity, (std::vector<double>{0.5, 0.5, x1, x1_pulsed}));
 }
 
+// Pulses restricted to some nodes drive only those: without coupling and noise, every other node
+// rests at its fixed point while the candidates move. Without candidates, the pulses are drawn
+// exactly as before the option existed (the same recording).
+TEST(Dynamics, PulsesDriveOnlyTheCandidateNodes) {
+  NetworkOptions network_options;
+  network_options.nodes = 12;
+  network_options.modules = 3;
+  const Network net = make_network(network_options);
+  DynamicsOptions o;
+  o.gain = 0.0;  // no coupling: a node moves only when a pulse drives it
+  o.noise_std = 0.0;
+  o.stimulus_rate = 2.0;
+  o.stimulus_nodes = 2;
+  o.burn_in = 200.0;
+  for (std::int64_t node = 0; node < net.nodes; ++node) {
+    if (net.module[static_cast<std::size_t>(node)] == 1) o.stimulus_candidates.push_back(node);
+  }
+  ASSERT_GE(o.stimulus_candidates.size(), 2u);
+  const Recording recording = simulate(net, o, 400, 7);
+  for (std::int64_t node = 0; node < net.nodes; ++node) {
+    double low = 1.0, high = 0.0;
+    for (std::int64_t t = 0; t < recording.time_points; ++t) {
+      const double x = recording.activity[static_cast<std::size_t>(t * net.nodes + node)];
+      low = std::min(low, x);
+      high = std::max(high, x);
+    }
+    if (net.module[static_cast<std::size_t>(node)] == 1) {
+      EXPECT_GT(high - low, 0.05) << "candidate node " << node << " never pulsed";
+    } else {
+      EXPECT_LT(high - low, 1e-9) << "node " << node << " moved without a pulse";
+    }
+  }
+  DynamicsOptions every = o;
+  every.stimulus_candidates.clear();
+  DynamicsOptions listed = o;
+  listed.stimulus_candidates.resize(static_cast<std::size_t>(net.nodes));
+  std::iota(listed.stimulus_candidates.begin(), listed.stimulus_candidates.end(), 0);
+  EXPECT_EQ(simulate(net, every, 50, 3).activity, simulate(net, listed, 50, 3).activity);
+  DynamicsOptions too_many = o;
+  too_many.stimulus_nodes = static_cast<std::int64_t>(o.stimulus_candidates.size()) + 1;
+  EXPECT_THROW(simulate(net, too_many, 10, 3), std::invalid_argument);
+}
+
 TEST(Dynamics, WithoutNoiseSettlesAtTheFixedPoint) {
   // The rows sum to 1 and every node starts at 0.5, so all nodes stay equal and settle at the
   // solution of x = phi((gain + self_coupling) x + bias), unique as gain + self_coupling < 4.

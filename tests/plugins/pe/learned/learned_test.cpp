@@ -29,6 +29,7 @@ class LearnedPE : public ::testing::Test {
     spec.kind = PluginKind::kPositionalEncoding;
     spec.name = "learned";
     spec.params.set("init", std::shared_ptr<const PluginSpec>(init));
+    spec.params.set("trainable", true);
     return spec;
   }
 
@@ -43,7 +44,7 @@ class LearnedPE : public ::testing::Test {
 
 TEST_F(LearnedPE, DeclaresItsInitializer) {
   const ParamSchema& schema = registry_.schema(PluginKind::kPositionalEncoding, "learned");
-  EXPECT_EQ(schema.names(), (std::vector<std::string>{"init"}));
+  EXPECT_EQ(schema.names(), (std::vector<std::string>{"init", "trainable"}));
   const ParamSpec& init = *schema.find("init");
   EXPECT_EQ(init.type, ParamType::kPlugin);
   EXPECT_EQ(init.plugin_kind, PluginKind::kInitializer);
@@ -108,6 +109,20 @@ TEST_F(LearnedPE, TableIsATrainableParameter) {
   const torch::Tensor grad = pe->table().grad();
   ASSERT_TRUE(grad.defined());
   EXPECT_TRUE(torch::allclose(grad, torch::full({6, 4}, 3.0)));  // one per batch element
+}
+
+// trainable = false: the same table, drawn the same way, but a buffer the optimizer never sees.
+TEST_F(LearnedPE, NotTrainableTheTableIsAFrozenBuffer) {
+  PluginSpec frozen_spec = spec(0.2);
+  frozen_spec.params.set("trainable", false);
+  torch::manual_seed(9);
+  const auto frozen = make(frozen_spec, 6, 4);
+  torch::manual_seed(9);
+  const auto trained = make(spec(0.2), 6, 4);
+  EXPECT_TRUE(frozen->parameters().empty());
+  ASSERT_EQ(frozen->named_buffers().size(), 1u);
+  EXPECT_FALSE(frozen->table().requires_grad());
+  EXPECT_TRUE(torch::equal(frozen->table(), trained->table()));
 }
 
 TEST_F(LearnedPE, KernelIsTheGramMatrix) {

@@ -12,6 +12,7 @@
 #include "pelab/run_io.h"
 #include "pelab/task.h"
 #include "pelab/transformer_encoder.h"
+#include "probe_test_support.h"
 #include "test_support.h"
 
 namespace pelab {
@@ -22,22 +23,11 @@ using ::testing::HasSubstr;
 class Attention : public ::testing::Test {
  protected:
   Attention() : registry_(test::builtin_registry()) {
-    torch::manual_seed(1);
-    PluginSpec task = registry_.default_spec(PluginKind::kTask, "marker_position");
-    task.params.set("tokens", std::int64_t{5});
-    task.params.set("train_samples", std::int64_t{16});
-    task.params.set("test_samples", std::int64_t{40});
-    task_ = registry_.create_task(task);
-    layout_ = task_->layout();
-    ModelConfig config;
-    config.layers = 2;
-    config.d_model = 8;
-    config.heads = 2;
-    const PluginSpec pe = registry_.default_spec(PluginKind::kPositionalEncoding, "learned");
-    model_ = std::make_shared<TransformerEncoder>(
-        config, task_->input_size(), task_->objective(), [&](const ModelShape& shape) {
-          return registry_.create_positional_encoding(pe, layout_, shape);
-        });
+    test::MarkerModel made = test::marker_model(registry_, "learned", /*tokens=*/5,
+                                                /*test_samples=*/40, /*heads=*/2, /*seed=*/1);
+    task_ = made.task;
+    layout_ = made.layout;
+    model_ = made.model;
   }
 
   ProbeResult run(const std::string& reference_run = "", std::int64_t max_samples = 1024,

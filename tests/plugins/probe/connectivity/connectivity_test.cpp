@@ -56,6 +56,55 @@ TEST_F(Connectivity, ARelationEqualToThePESimilarityGivesOne) {
   EXPECT_EQ(result.arrays.at("similarity").sizes(), (std::vector<std::int64_t>{1, 12, 12}));
 }
 
+// Partial Spearman with a control relation: a PE that mirrors the relation itself keeps exactly
+// 1 whatever the control; a PE that mirrors only what the relation shares with the control (both
+// are the control plus independent noise) has a high plain Spearman but a partial one near 0.
+TEST_F(Connectivity, APartialCorrelationRemovesWhatTheControlExplains) {
+  const auto symmetric = [](const torch::Tensor& m) { return (m + m.t()) / 2; };
+  torch::manual_seed(11);
+  const torch::Tensor unrelated = symmetric(torch::randn({kTokens, kTokens}, torch::kFloat64));
+  layout_.relations["coupling"] = cosine_;
+  layout_.relations["functional_connectivity"] = unrelated;
+  const auto run_controlled = [&](const std::vector<PESnapshot>& snapshots) {
+    PluginSpec spec = registry_.default_spec(PluginKind::kProbe, "connectivity");
+    spec.params.set("relation", std::string("coupling"));
+    spec.params.set("control", std::string("functional_connectivity"));
+    spec.params.set("permutations", std::int64_t{200});
+    return registry_.create_probe(spec)->run(
+        ProbeContext{layout_, snapshots, nullptr, nullptr, &registry_});
+  };
+  ProbeResult result = run_controlled({snapshot({table_})});
+  EXPECT_NEAR(result.scalars.at("partial_spearman"), 1.0, 1e-9);
+  EXPECT_NEAR(result.scalars.at("partial_spearman_block0"), 1.0, 1e-9);
+  EXPECT_LT(result.scalars.at("partial_p_value"), 0.01);
+  EXPECT_EQ(result.headlines.back().scalar, "partial_spearman");
+
+  // The control: the PE's own similarity; the relation and a second PE: the control plus noise.
+  layout_.relations["functional_connectivity"] = cosine_;
+  layout_.relations["coupling"] =
+      cosine_ + 0.3 * symmetric(torch::randn({kTokens, kTokens}, torch::kFloat64));
+  const torch::Tensor noisy = table_ + 0.1 * torch::randn({kTokens, 6}, torch::kFloat64);
+  result = run_controlled({snapshot({noisy})});
+  EXPECT_GT(result.scalars.at("spearman"), 0.85);                    // measured 0.91
+  EXPECT_LT(std::abs(result.scalars.at("partial_spearman")), 0.35);  // measured 0.27
+}
+
+TEST_F(Connectivity, AControlTheTaskDoesNotHaveIsAnErrorNamingThoseItHas) {
+  layout_.relations["coupling"] = cosine_;
+  PluginSpec spec = registry_.default_spec(PluginKind::kProbe, "connectivity");
+  spec.params.set("control", std::string("distance"));
+  try {
+    registry_.create_probe(spec)->run(
+        ProbeContext{layout_, {snapshot({table_})}, nullptr, nullptr, &registry_});
+    FAIL() << "an unknown control was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("control = \"distance\": the task declares no such "
+                                         "relation; it has: coupling"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST_F(Connectivity, ADirectedRelationIsSymmetrised) {
   // W = S + A with A antisymmetric: (W + W^T) / 2 = S.
   const torch::Tensor random = torch::randn({kTokens, kTokens}, torch::kFloat64);
