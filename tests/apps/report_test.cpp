@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <string>
 
@@ -348,6 +349,39 @@ TEST_F(ReportFolder, ASweepOverTheScaleAndANumericAxisIsAPhaseDiagram) {
     EXPECT_TRUE(result.figures_drawn) << (result.warnings.empty() ? "" : result.warnings[0]);
     EXPECT_EQ(test::slurp(dir_ / "grid/figures/phase-accuracy-1.png").substr(0, 4), "\x89PNG");
   }
+}
+
+// On a task with communities and a layout of two axes: the similarity heatmaps order the tokens
+// by community with the boundaries drawn; the embedding aligns each block's PE onto the true
+// layout by orthogonal Procrustes, so a PE that is a rotated, scaled copy of the layout is at
+// alignment error 0.
+TEST_F(ReportFolder, FiguresOrderTokensByCommunityAndAlignThePeOntoTheLayout) {
+  report::Geometry geometry;
+  geometry.coordinates =
+      torch::tensor({0.0, 0.0, 1.0, 0.0, 0.0, 1.0, 1.0, 1.0}, torch::kFloat64).view({4, 2});
+  geometry.axis_names = {"x", "y"};
+  geometry.communities = torch::tensor({1, 0, 1, 0}, torch::kInt64);
+  // The first seed of the point std=0.2: its final PE, block 0, the layout rotated and scaled.
+  const torch::Tensor padded = torch::cat({geometry.coordinates, torch::zeros({4, 2})}, 1);
+  const torch::Tensor turned =
+      std::get<0>(torch::linalg::qr(torch::randn({4, 4}, torch::kFloat64)));
+  write_npy(dir_ / "exp/pe.init.std=0.2/seed-1/pe/tables-epoch-000002.npy",
+            torch::stack({padded.matmul(turned) * 3.0, torch::randn({4, 4}, torch::kFloat64)})
+                .to(torch::kFloat32));
+  const report::Experiment experiment = report::collect(dir_ / "exp", &registry_);
+  std::map<std::string, std::string> scripts;
+  for (const report::Figure& figure : report::make_figures(experiment, geometry))
+    scripts[figure.name] = figure.script;
+  // Points in scale order: std=0.2 is the first.
+  ASSERT_TRUE(scripts.count("similarity-1"));
+  EXPECT_THAT(scripts["similarity-1"], HasSubstr("set xlabel 'token, by community'"));
+  EXPECT_THAT(scripts["similarity-1"],
+              HasSubstr("set arrow from 1.5,-0.5 to 1.5,3.5 nohead front lc rgb 'white'"));
+  ASSERT_TRUE(scripts.count("embedding-1"));
+  EXPECT_FALSE(scripts.count("pca-1"));
+  EXPECT_THAT(scripts["embedding-1"], HasSubstr("set title 'true layout'"));
+  EXPECT_THAT(scripts["embedding-1"], HasSubstr("set title 'block 0: alignment error 0.00'"));
+  EXPECT_THAT(scripts["embedding-1"], Not(HasSubstr("set title 'block 1: alignment error 0.00'")));
 }
 
 TEST_F(ReportFolder, OneRunFolder) {

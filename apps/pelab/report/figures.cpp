@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <set>
 #include <sstream>
 
@@ -376,6 +377,40 @@ std::string matrix_rows(const torch::Tensor& matrix) {
 
 constexpr std::int64_t kMaxHeatmapTokens = 256;
 
+// The order tokens are drawn in: by community (then by their first coordinate, then by index)
+// when the task declares communities, else by index; with the positions where a community ends.
+struct TokenOrder {
+  torch::Tensor order;  // [N] int64
+  std::vector<std::int64_t> boundaries;
+  std::string by;  // "community", or "" for index order
+};
+
+TokenOrder token_order(const Geometry& geometry, std::int64_t n) {
+  TokenOrder out;
+  out.order = torch::arange(n, torch::kInt64);
+  if (!geometry.communities.defined() || geometry.communities.size(0) != n) return out;
+  const bool positions = geometry.coordinates.defined() && geometry.coordinates.size(0) == n;
+  std::vector<std::int64_t> tokens(static_cast<std::size_t>(n));
+  std::iota(tokens.begin(), tokens.end(), 0);
+  const auto community = [&](std::int64_t t) {
+    return geometry.communities[t].item<std::int64_t>();
+  };
+  const auto position = [&](std::int64_t t) {
+    return positions ? geometry.coordinates[t][0].item<double>() : 0.0;
+  };
+  std::stable_sort(tokens.begin(), tokens.end(), [&](std::int64_t a, std::int64_t b) {
+    if (community(a) != community(b)) return community(a) < community(b);
+    return position(a) < position(b);
+  });
+  for (std::size_t i = 1; i < tokens.size(); ++i) {
+    if (community(tokens[i]) != community(tokens[i - 1]))
+      out.boundaries.push_back(static_cast<std::int64_t>(i));
+  }
+  out.order = torch::tensor(tokens, torch::kInt64);
+  out.by = "community";
+  return out;
+}
+
 std::optional<Figure> similarity_figure(const Experiment& experiment, std::size_t index,
                                         const Geometry& geometry) {
   const Point& point = experiment.points[index];
@@ -393,9 +428,12 @@ std::optional<Figure> similarity_figure(const Experiment& experiment, std::size_
     ++runs;
   }
   if (runs == 0 || sum.size(1) > kMaxHeatmapTokens) return std::nullopt;
-  const torch::Tensor mean = sum / static_cast<double>(runs);
-  const std::int64_t n = mean.size(1);
+  const std::int64_t n = sum.size(1);
   const bool truth = geometry.coordinates.defined() && geometry.coordinates.size(0) == n;
+  // Tokens by community, then by position: interleaved modules look like noise in index order.
+  const TokenOrder order = token_order(geometry, n);
+  const torch::Tensor mean =
+      (sum / static_cast<double>(runs)).index_select(1, order.order).index_select(2, order.order);
   const std::int64_t panels = mean.size(0) + (truth ? 1 : 0);
   const std::string name = fmt::format("similarity-{}", index + 1);
   Script script;
@@ -410,8 +448,21 @@ std::optional<Figure> similarity_figure(const Experiment& experiment, std::size_
       quote(fmt::format("{}: PE similarity (mean over {} seed{})", point.label, runs,
                         runs == 1 ? "" : "s")),
       num(n - 0.5), num(n - 0.5));
+  if (!order.boundaries.empty()) {
+    body +=
+        fmt::format("set xlabel 'token, by {}'\nset ylabel 'token, by {}'\n", order.by, order.by);
+  }
+  // The communities' boundaries, over every panel.
+  for (const std::int64_t boundary : order.boundaries) {
+    const std::string at = num(static_cast<double>(boundary) - 0.5);
+    body += fmt::format(
+        "set arrow from {0},-0.5 to {0},{1} nohead front lc rgb 'white' lw 1.5\n"
+        "set arrow from -0.5,{0} to {1},{0} nohead front lc rgb 'white' lw 1.5\n",
+        at, num(n - 0.5));
+  }
   if (truth) {
-    const torch::Tensor d = torch::cdist(geometry.coordinates, geometry.coordinates);
+    const torch::Tensor coordinates = geometry.coordinates.index_select(0, order.order);
+    const torch::Tensor d = torch::cdist(coordinates, coordinates);
     const double max = d.max().item<double>();
     const torch::Tensor similarity = max > 0 ? 1.0 - d / max : torch::ones_like(d);
     const std::string block = script.block(matrix_rows(similarity));
@@ -429,10 +480,86 @@ std::optional<Figure> similarity_figure(const Experiment& experiment, std::size_
       name,
       fmt::format("{}: cosine similarity between the learned PE's token rows, per block, "
                   "mean over {} seed(s), beside the ground truth's similarity (each panel "
-                  "with its own colour scale, the diagonal left blank); tokens "
-                  "in the task's order (row-major on a grid).",
-                  point.label, runs),
+                  "with its own colour scale, the diagonal left blank); {}.",
+                  point.label, runs,
+                  order.by.empty()
+                      ? "tokens in the task's order (row-major on a grid)"
+                      : "tokens ordered by community (the task's modules or networks), then by "
+                        "their first coordinate, the communities' boundaries drawn in white"),
       script.text(preamble(name, 430 * static_cast<int>(panels), 450))};
+}
+
+// A token's colour in the embeddings: its community where the task declares them, else its first
+// coordinate.
+double token_colour(const Geometry& geometry, std::int64_t token) {
+  if (geometry.communities.defined() && token < geometry.communities.size(0))
+    return static_cast<double>(geometry.communities[token].item<std::int64_t>());
+  return geometry.coordinates[token][0].item<double>();
+}
+
+// The learned PE's rows aligned onto the true coordinates by orthogonal Procrustes (a rotation or
+// reflection and one scale: what RSA and the Procrustes probe are invariant to), beside the true
+// layout: x and y of both (the first two axes of a 3D layout), coloured by community, the
+// relative alignment error ||s P Q - X|| / ||X|| in each title. Tokens are labelled only when
+// there are few of them.
+Figure aligned_figure(const Point& point, const RunRecord& run, const torch::Tensor& tables,
+                      const Geometry& geometry, std::size_t index) {
+  const std::int64_t n = tables.size(1);
+  const torch::Tensor truth = geometry.coordinates - geometry.coordinates.mean(0, true);
+  const std::string name = fmt::format("embedding-{}", index + 1);
+  const bool labels = n <= 16;
+  Script script;
+  std::string& body = script.body();
+  const auto axis = [&](std::size_t k) {
+    return k < geometry.axis_names.size() ? geometry.axis_names[k] : fmt::format("axis {}", k);
+  };
+  body += fmt::format(
+      "set multiplot layout 1,{} title {}\nset size ratio -1\nset grid\nunset colorbox\n"
+      "set palette defined (0 '#1b9e77', 1 '#d95f02', 2 '#7570b3', 3 '#e7298a', 4 '#66a61e', "
+      "5 '#e6ab02')\nset xlabel {}\nset ylabel {}\n",
+      tables.size(0) + 1,
+      quote(fmt::format("{}, seed {}: the final PE aligned onto the true layout (orthogonal "
+                        "Procrustes)",
+                        point.label, run.seed)),
+      quote(axis(0)), quote(axis(1)));
+  const auto panel = [&](const torch::Tensor& xy, const std::string& title) {
+    std::string points;
+    for (std::int64_t i = 0; i < n; ++i) {
+      points += fmt::format("{} {} {} \"{}\"\n", num(xy[i][0].item<double>()),
+                            num(xy[i][1].item<double>()), num(token_colour(geometry, i)), i);
+    }
+    const std::string block = script.block(points);
+    std::string plot =
+        fmt::format("{} using 1:2:3 with points pt 7 ps 1.4 lc palette notitle", block);
+    if (labels)
+      plot +=
+          fmt::format(", {} using 1:2:4 with labels offset char 0.8,0.6 font ',8' notitle", block);
+    body += fmt::format("set title {}\nplot {}\n", quote(title), plot);
+  };
+  panel(truth, "true layout");
+  for (std::int64_t b = 0; b < tables.size(0); ++b) {
+    const torch::Tensor pe = tables[b] - tables[b].mean(0, true);  // [N, d]
+    const auto svd = torch::linalg::svd(pe.t().matmul(truth), /*full_matrices=*/false,
+                                        c10::nullopt);                         // P^T X = U S V^T
+    const torch::Tensor rotation = std::get<0>(svd).matmul(std::get<2>(svd));  // [d, D]
+    const double norm = pe.pow(2).sum().item<double>();
+    const double scale = norm > 0 ? std::get<1>(svd).sum().item<double>() / norm : 0.0;
+    const torch::Tensor aligned = pe.matmul(rotation) * scale;
+    const double error =
+        (aligned - truth).norm().item<double>() / std::max(1e-300, truth.norm().item<double>());
+    panel(aligned, fmt::format("block {}: alignment error {:.2f}", b, error));
+  }
+  body += "unset multiplot\n";
+  return Figure{
+      name,
+      fmt::format("{}, seed {}: each block's final PE aligned onto the true coordinates by "
+                  "orthogonal Procrustes (a rotation or reflection and a scale), beside the true "
+                  "layout{}; coloured by {}; the title gives the relative alignment error ||s P Q "
+                  "- X|| / ||X|| (0: the PE is the layout; about 1: no likeness).",
+                  point.label, run.seed,
+                  geometry.coordinates.size(1) > 2 ? " (x and y of the 3D layout)" : "",
+                  geometry.communities.defined() ? "community" : "the first coordinate"),
+      script.text(preamble(name, 420 * static_cast<int>(tables.size(0) + 1), 460))};
 }
 
 std::optional<Figure> pca_figure(const Experiment& experiment, std::size_t index,
@@ -444,6 +571,9 @@ std::optional<Figure> pca_figure(const Experiment& experiment, std::size_t index
   if (!tables.defined() || tables.size(1) < 3) return std::nullopt;
   const std::int64_t n = tables.size(1);
   const bool truth = geometry.coordinates.defined() && geometry.coordinates.size(0) == n;
+  // With a layout of two or more axes, the PE aligned onto it says more than its own PCA.
+  if (truth && geometry.coordinates.size(1) >= 2 && tables.size(2) >= geometry.coordinates.size(1))
+    return aligned_figure(point, run, tables.to(torch::kFloat64), geometry, index);
   const std::string name = fmt::format("pca-{}", index + 1);
 
   // True neighbours: token pairs at the smallest nonzero distance (a grid's edges).

@@ -231,6 +231,10 @@ Geometry geometry_of(const Experiment& experiment, Registry* registry,
       geometry.coordinates = layout.coordinates.to(torch::kFloat64);
       geometry.axis_names = layout.axis_names;
     }
+    if (layout.has_communities()) {
+      geometry.communities = layout.communities.to(torch::kInt64);
+      geometry.community_names = layout.community_names;
+    }
   } catch (const std::exception& e) {
     warnings.push_back(fmt::format(
         "the ground truth could not be read (figures are drawn without it): {}", e.what()));

@@ -111,6 +111,8 @@ std::string results_csv(const Experiment& experiment);
 struct Geometry {
   torch::Tensor coordinates;  // [N, D] float64
   std::vector<std::string> axis_names;
+  torch::Tensor communities;  // [N] int64 (modules, networks), or undefined
+  std::vector<std::string> community_names;
 };
 
 /// One figure: a gnuplot script (data inline) and the PNG it draws.

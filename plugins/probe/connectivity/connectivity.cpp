@@ -67,9 +67,13 @@ class ConnectivityProbe : public Probe {
     const std::vector<torch::Tensor>& final_similarity = history.final_matrices;
     pm::add_per_block(result, "spearman", pm::to_vector(history.spearman.back()));
     pm::add_per_block(result, "pearson", pm::to_vector(history.pearson.back()));
-    result.headlines.push_back({"spearman", Better::kHigher,
-                                "Spearman correlation of the PE's similarities with the true "
-                                "connectivity (1: mirrors it)"});
+    // Named by its relation: a manifest that lists the probe twice (coupling, then the functional
+    // connectivity) gets two descriptions a reader can tell apart.
+    result.headlines.push_back(
+        {"spearman", Better::kHigher,
+         fmt::format("Spearman correlation of the PE's similarities with the relation '{}' (1: "
+                     "mirrors it)",
+                     relation_)});
     if (permutations_ > 0) {
       pm::spearman_permutation_test(final_similarity, truth, permutations_,
                                     static_cast<std::uint64_t>(seed_), result);

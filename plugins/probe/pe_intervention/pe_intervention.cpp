@@ -105,7 +105,8 @@ class InterventionProbe : public Probe {
     const auto permuted = [&](const std::vector<std::size_t>& blocks) {
       std::vector<Scores> each;
       for (const torch::Tensor& order : permutations)
-        each.push_back(with(blocks, [&](std::size_t b) { return saved[b].index_select(0, order); }));
+        each.push_back(
+            with(blocks, [&](std::size_t b) { return saved[b].index_select(0, order); }));
       return each;
     };
     record(result, "permuted", permuted(all), permuted_blocks(permuted, tables.size()));
@@ -213,9 +214,9 @@ class InterventionProbe : public Probe {
                 "reference_run '{}' has no PE tables in its pe/ folder: give a finished run "
                 "folder (<out>/<experiment>/<point>/seed-<s>) of a PE with a table",
                 reference_run_);
-    check_shape(snapshots.back().tables, saved,
-                fmt::format("reference_run '{}' (epoch {})", reference_run_,
-                            snapshots.back().epoch));
+    check_shape(
+        snapshots.back().tables, saved,
+        fmt::format("reference_run '{}' (epoch {})", reference_run_, snapshots.back().epoch));
     return snapshots.back().tables;
   }
 
@@ -246,9 +247,10 @@ void declare(ParamSchema& schema) {
   schema.integer("permutations", 5, "Seeded random permutations of the PE rows, averaged.")
       .in_range(1, 1000);
   schema.integer("seed", 0, "Seed of the permutations.").at_least(0);
-  schema.string("reference_run", "",
-                "A finished run folder whose final PE tables are transplanted into this model (same "
-                "layout, width and placement); \"\" = no transplant.");
+  schema.string(
+      "reference_run", "",
+      "A finished run folder whose final PE tables are transplanted into this model (same "
+      "layout, width and placement); \"\" = no transplant.");
 }
 
 std::shared_ptr<Probe> create(const PluginContext& context) {

@@ -87,7 +87,8 @@ TEST_F(Intervention, RowsAllAlikeAreUnchangedByPermutation) {
 TEST_F(Intervention, ResetToItsOwnValuesAndAnIdentityTransplantChangeNothing) {
   build("learned");
   test::ScratchDir reference;
-  RunFolder(reference.path()).write_snapshot(model_->snapshot(7));  // this very PE, as a run's final
+  RunFolder(reference.path())
+      .write_snapshot(model_->snapshot(7));  // this very PE, as a run's final
   const ProbeResult result = run(reference.path());
   for (const char* kind : {"reset_", "transplant_"}) {
     const std::vector<double> each = changes(result, kind);

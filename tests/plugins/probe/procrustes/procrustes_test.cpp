@@ -65,6 +65,19 @@ TEST_F(Procrustes, RotatedScaledShiftedCopyIsAtZero) {
   EXPECT_NEAR(run(grid_, {snapshot(0, {copy})}).scalars.at("distance"), 0.0, 1e-5);
 }
 
+// The reviewers' criticism 2: any rotation of the 2D sinusoidal code is as valid a "ground truth".
+// Procrustes aligns orthogonally first, so a PE and any rotation of it are equally far from the
+// sinusoidal reference: rotating the PE (equivalently, the reference) changes nothing.
+TEST_F(Procrustes, ARotationOfThePeOrOfTheReferenceChangesNothing) {
+  torch::manual_seed(21);
+  const torch::Tensor table = torch::randn({16, 16}, torch::kFloat64);
+  const double distance = run(grid_, {snapshot(0, {table})}).scalars.at("distance");
+  const double rotated =
+      run(grid_, {snapshot(0, {table.matmul(rotation(16))})}).scalars.at("distance");
+  EXPECT_GT(distance, 0.1);
+  EXPECT_NEAR(rotated, distance, 1e-6);
+}
+
 TEST_F(Procrustes, RandomTableIsFar) {
   const ProbeResult result = run(grid_, {snapshot(0, {torch::randn({16, 16}, torch::kFloat64)})});
   EXPECT_GT(result.scalars.at("distance"), 0.4);

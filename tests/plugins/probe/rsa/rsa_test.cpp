@@ -67,6 +67,25 @@ TEST_F(RSA, RotatedCopyGivesTheSame) {
   EXPECT_NEAR(plain.scalars.at("pearson"), turned.scalars.at("pearson"), 1e-6);
 }
 
+// The reviewers' criticism 2: RSA compares similarities (cosines), which a rotation of the code
+// keeps, so the 2D sinusoidal code and any rotation of it score the same.
+TEST_F(RSA, ARotatedSinusoidalCodeScoresTheSame) {
+  PluginSpec sinusoidal = registry_.default_spec(PluginKind::kPositionalEncoding, "sinusoidal_nd");
+  sinusoidal.params.set("use_hidden_coordinates", true);
+  Layout hidden = grid_;
+  hidden.coordinates_visible = false;
+  const torch::Tensor code =
+      registry_.create_positional_encoding(sinusoidal, hidden, ModelShape{16, 1, 1, 0})
+          ->table()
+          .detach()
+          .to(torch::kFloat64);
+  const ProbeResult plain = run(grid_, {snapshot(0, {code})});
+  const ProbeResult turned = run(grid_, {snapshot(0, {code.matmul(rotation(16))})});
+  EXPECT_GT(plain.scalars.at("spearman"), 0.5);
+  EXPECT_NEAR(turned.scalars.at("spearman"), plain.scalars.at("spearman"), 1e-6);
+  EXPECT_NEAR(turned.scalars.at("pearson"), plain.scalars.at("pearson"), 1e-6);
+}
+
 TEST_F(RSA, SinusoidalTableMirrorsTheGrid) {
   PluginSpec sinusoidal = registry_.default_spec(PluginKind::kPositionalEncoding, "sinusoidal_nd");
   sinusoidal.params.set("use_hidden_coordinates", true);
