@@ -219,14 +219,6 @@ CorrelationHistory correlate_with(const std::vector<const PESnapshot*>& snapshot
   return history;
 }
 
-/// A one-sided permutation test of a positive Spearman correlation between each of `matrices` (one
-/// per block, N x N) and `truth`, over the pairs above the diagonal: relabel the tokens of the
-/// matrix, keep the truth. Adds "p_value_block<b>" and "p_value" (for the mean over blocks):
-/// p = (1 + #{rho_perm >= rho}) / (1 + permutations), NaN where rho is.
-///
-/// Spearman's rho of a token permutation pi is sum(C[pi][:, pi] * G) / sqrt(sum(C^2) sum(G^2)),
-/// with C and G the rank matrices centred over the pairs (diagonals 0): permuting the tokens
-/// permutes the pairs, so the ranks need computing once.
 /// The ranks of a matrix's pairs (rank_matrix), centred over the pairs, the diagonal 0: the
 /// Spearman correlation of two matrices is the cosine of their centred rank matrices.
 inline torch::Tensor centred_ranks(const torch::Tensor& matrix) {
@@ -241,6 +233,49 @@ inline double cosine_of(const torch::Tensor& a, const torch::Tensor& b) {
   return scale > 0 ? (a * b).sum().item<double>() / scale : kNaN;
 }
 
+/// One-sided permutation p-values of per-block statistics and of their mean over blocks:
+/// `statistic(b, perm)` is block b's statistic with the tokens relabelled by `perm`. Adds
+/// "<name>_block<b>" and "<name>", each (1 + #{permuted >= observed}) / (1 + permutations), NaN
+/// where the observed value is.
+template <typename Statistic>
+inline void permutation_p_values(const std::vector<double>& observed, const Statistic& statistic,
+                                 std::int64_t n, std::int64_t permutations, std::uint64_t seed,
+                                 const std::string& name, ProbeResult& result) {
+  const std::size_t blocks = observed.size();
+  double observed_mean = 0.0;
+  for (double value : observed)
+    observed_mean += value / static_cast<double>(blocks);
+  std::vector<std::int64_t> at_least(blocks, 0);
+  std::int64_t mean_at_least = 0;
+  Permuter permuter(seed);
+  constexpr double kTolerance = 1e-12;  // a permutation that ties the observed value counts
+  for (std::int64_t p = 0; p < permutations; ++p) {
+    const torch::Tensor perm = permuter.next(n);
+    double mean = 0.0;
+    for (std::size_t b = 0; b < blocks; ++b) {
+      const double value = statistic(b, perm);
+      if (value >= observed[b] - kTolerance) ++at_least[b];
+      mean += value / static_cast<double>(blocks);
+    }
+    if (mean >= observed_mean - kTolerance) ++mean_at_least;
+  }
+  const double denominator = static_cast<double>(permutations + 1);
+  for (std::size_t b = 0; b < blocks; ++b) {
+    result.scalars[fmt::format("{}_block{}", name, b)] =
+        std::isfinite(observed[b]) ? static_cast<double>(at_least[b] + 1) / denominator : kNaN;
+  }
+  result.scalars[name] =
+      std::isfinite(observed_mean) ? static_cast<double>(mean_at_least + 1) / denominator : kNaN;
+}
+
+/// A one-sided permutation test of a positive Spearman correlation between each of `matrices` (one
+/// per block, N x N) and `truth`, over the pairs above the diagonal: relabel the tokens of the
+/// matrix, keep the truth. Adds "p_value_block<b>" and "p_value" (for the mean over blocks):
+/// p = (1 + #{rho_perm >= rho}) / (1 + permutations), NaN where rho is.
+///
+/// Spearman's rho of a token permutation pi is sum(C[pi][:, pi] * G) / sqrt(sum(C^2) sum(G^2)),
+/// with C and G the rank matrices centred over the pairs (diagonals 0): permuting the tokens
+/// permutes the pairs, so the ranks need computing once.
 inline void spearman_permutation_test(const std::vector<torch::Tensor>& matrices,
                                       const torch::Tensor& truth, std::int64_t permutations,
                                       std::uint64_t seed, ProbeResult& result) {
@@ -255,36 +290,15 @@ inline void spearman_permutation_test(const std::vector<torch::Tensor>& matrices
     observed.push_back(scale.back() > 0 ? (c.back() * g).sum().item<double>() / scale.back()
                                         : kNaN);
   }
-  const std::size_t blocks = c.size();
-  double observed_mean = 0.0;
-  for (double rho : observed)
-    observed_mean += rho / static_cast<double>(blocks);
-
-  std::vector<std::int64_t> at_least(blocks, 0);
-  std::int64_t mean_at_least = 0;
-  Permuter permuter(seed);
-  constexpr double kTolerance = 1e-12;  // a permutation that ties the observed value counts
-  for (std::int64_t p = 0; p < permutations; ++p) {
-    const torch::Tensor perm = permuter.next(n);
-    double mean = 0.0;
-    for (std::size_t b = 0; b < blocks; ++b) {
-      const double rho =
-          scale[b] > 0
-              ? (c[b].index_select(0, perm).index_select(1, perm) * g).sum().item<double>() /
-                    scale[b]
-              : kNaN;
-      if (rho >= observed[b] - kTolerance) ++at_least[b];
-      mean += rho / static_cast<double>(blocks);
-    }
-    if (mean >= observed_mean - kTolerance) ++mean_at_least;
-  }
-  const double denominator = static_cast<double>(permutations + 1);
-  for (std::size_t b = 0; b < blocks; ++b) {
-    result.scalars[fmt::format("p_value_block{}", b)] =
-        std::isfinite(observed[b]) ? static_cast<double>(at_least[b] + 1) / denominator : kNaN;
-  }
-  result.scalars["p_value"] =
-      std::isfinite(observed_mean) ? static_cast<double>(mean_at_least + 1) / denominator : kNaN;
+  permutation_p_values(
+      observed,
+      [&](std::size_t b, const torch::Tensor& perm) {
+        return scale[b] > 0
+                   ? (c[b].index_select(0, perm).index_select(1, perm) * g).sum().item<double>() /
+                         scale[b]
+                   : kNaN;
+      },
+      n, permutations, seed, "p_value", result);
 }
 
 /// Columns centred over the rows (tokens).
@@ -371,28 +385,12 @@ inline void partial_spearman_test(const std::vector<torch::Tensor>& matrices,
   }
   add_per_block(result, "partial_spearman", observed);
   if (permutations <= 0) return;
-  const double observed_mean = result.scalars["partial_spearman"];
-  std::vector<std::int64_t> at_least(xs.size(), 0);
-  std::int64_t mean_at_least = 0;
-  Permuter permuter(seed);
-  constexpr double kTolerance = 1e-12;  // a permutation that ties the observed value counts
-  for (std::int64_t p = 0; p < permutations; ++p) {
-    const torch::Tensor perm = permuter.next(n);
-    double mean = 0.0;
-    for (std::size_t b = 0; b < xs.size(); ++b) {
-      const double rho = partial(xs[b].index_select(0, perm).index_select(1, perm));
-      if (rho >= observed[b] - kTolerance) ++at_least[b];
-      mean += rho / static_cast<double>(xs.size());
-    }
-    if (mean >= observed_mean - kTolerance) ++mean_at_least;
-  }
-  const double denominator = static_cast<double>(permutations + 1);
-  for (std::size_t b = 0; b < xs.size(); ++b) {
-    result.scalars[fmt::format("partial_p_value_block{}", b)] =
-        std::isfinite(observed[b]) ? static_cast<double>(at_least[b] + 1) / denominator : kNaN;
-  }
-  result.scalars["partial_p_value"] =
-      std::isfinite(observed_mean) ? static_cast<double>(mean_at_least + 1) / denominator : kNaN;
+  permutation_p_values(
+      observed,
+      [&](std::size_t b, const torch::Tensor& perm) {
+        return partial(xs[b].index_select(0, perm).index_select(1, perm));
+      },
+      n, permutations, seed, "partial_p_value", result);
 }
 
 }  // namespace pelab::probe_math
