@@ -134,6 +134,18 @@ TEST(PelabCli, SlurmRefusesANewlineInAScriptValue) {
   EXPECT_THAT(result.out, Not(HasSubstr("#SBATCH")));
 }
 
+// The scripts' hint for re-submitting the failed runs keeps the overrides, which name the
+// experiment: without them it would resubmit another experiment's runs.
+TEST(PelabCli, SlurmScriptsHintTheResubmitWithTheOverrides) {
+  ScratchDir out;
+  const Result result = pelab("slurm " + quoted(kSmoke) + " --dry-run --out " + quoted(out.path()) +
+                              " --set experiment.name=smoke-two --set train.epochs=3");
+  EXPECT_EQ(result.exit_code, 0) << result.out;
+  EXPECT_THAT(result.out,
+              HasSubstr("#   pelab slurm " + kSmoke + " --out " + out.path() +
+                        " --set experiment.name=smoke-two --set train.epochs=3 --resubmit-failed"));
+}
+
 TEST(PelabCli, NeedsASubcommand) {
   EXPECT_NE(pelab("").exit_code, 0);
   EXPECT_NE(pelab("frobnicate").exit_code, 0);

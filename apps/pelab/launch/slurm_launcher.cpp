@@ -133,6 +133,15 @@ class SlurmLauncher : public Launcher {
     run_command_line.push_back("--quiet");
     if (plan.run_options.force) run_command_line.push_back("--force");
 
+    // The same sweep again, failed and interrupted runs only: the overrides are part of what
+    // names the experiment and its runs, so the hint keeps them.
+    std::vector<std::string> resubmit_command_line = {"pelab", "slurm", plan.manifest_path, "--out",
+                                                      plan.output};
+    for (const auto& override : plan.overrides) {
+      resubmit_command_line.push_back("--set");
+      resubmit_command_line.push_back(override);
+    }
+    resubmit_command_line.push_back("--resubmit-failed");
     const std::string sweep_script = fmt::format(
         "#!/bin/bash\n"
         "# Written by `pelab slurm` on {date} for {manifest}:\n"
@@ -141,7 +150,7 @@ class SlurmLauncher : public Launcher {
         "# submitted again. Re-submit some runs with\n"
         "#   sbatch --array=LIST {script}\n"
         "# or let pelab pick the failed and interrupted ones (with the same resource options):\n"
-        "#   pelab slurm {manifest} --out {output} --resubmit-failed\n"
+        "#   {resubmit}\n"
         "#SBATCH --job-name=pelab-{name}\n"
         "#SBATCH --output={logs}/%A_%a.out\n"
         "#SBATCH --chdir={cwd}\n"
@@ -150,6 +159,7 @@ class SlurmLauncher : public Launcher {
         "set -euo pipefail\n"
         "exec {command} --shard \"${{SLURM_ARRAY_TASK_ID}}/{total}\"\n",
         fmt::arg("date", now_text()), fmt::arg("manifest", plan.manifest_path),
+        fmt::arg("resubmit", shell_line(resubmit_command_line)),
         fmt::arg("output", output.string()), fmt::arg("name", manifest.name()),
         fmt::arg("total", total), fmt::arg("script", (slurm_dir / "sweep.sbatch").string()),
         fmt::arg("logs", (slurm_dir / "logs").string()),
