@@ -10,15 +10,16 @@ trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
 source "$(dirname "$0")/tiny_sweep.sh"
-# 2 points x 1 seed, 20 epochs of 64 steps (about 2 s a run), evaluated every 5: 4 evaluations.
-tiny_sweep "[1]" 20 2048 "eval_every = 5
+# 2 points x 1 seed, 40 epochs of 64 steps (about 4 s a run here, so that a host several times
+# faster still redraws the block while they train), evaluated every 10: 4 evaluations.
+tiny_sweep "[1]" 40 2048 "eval_every = 10
 threads = 1" >"$work/progress.toml"
 
 script -qfec "'$pelab' run '$work/progress.toml' -j 2 --out '$work/tty' --no-report" \
   "$work/tty.txt" >/dev/null || { cat "$work/tty.txt"; fail "pelab run -j 2 on a pty failed"; }
 tty=$(tr -d '\r' <"$work/tty.txt")
 for point in "pe.init.std=0.2 seed 1" "pe.init.std=2 seed 1"; do
-  grep -qE "  $point  epoch [0-9]+/20  loss [0-9.]+  [0-9.]+ steps/s  ETA " <<<"$tty" ||
+  grep -qE "  $point  epoch [0-9]+/40  loss [0-9.]+  [0-9.]+ steps/s  ETA " <<<"$tty" ||
     { echo "$tty"; fail "no live line of $point"; }
   grep -qE "^(.\[[0-9]+F.\[J)?\[[12]/2\] $point: done$" <<<"$tty" ||
     { echo "$tty"; fail "the line that stays for $point is not whole"; }
@@ -29,7 +30,7 @@ grep -qF $'\e[J' <<<"$tty" || fail "the block is not redrawn in place"
 
 "$pelab" run "$work/progress.toml" -j 2 --out "$work/log" --no-report >"$work/log.txt" 2>&1 ||
   { cat "$work/log.txt"; fail "pelab run -j 2 into a log failed"; }
-evaluations=$(grep -cE ' epoch (5|10|15|20)/20  loss [0-9.]+  [0-9.]+ steps/s  ETA .*  train/all/loss=' \
+evaluations=$(grep -cE ' epoch (10|20|30|40)/40  loss [0-9.]+  [0-9.]+ steps/s  ETA .*  train/all/loss=' \
   "$work/log.txt" || true)
 [ "$evaluations" = 8 ] || { cat "$work/log.txt"; fail "$evaluations evaluation lines in the log, not 8"; }
 if grep -q $'\e' "$work/log.txt"; then fail "escape sequences in a log"; fi
