@@ -36,15 +36,15 @@ class FromRunInitializer : public Initializer {
                 "{}: the run '{}' has {} PE tables (one per block) but this PE is shared by every "
                 "block: give from_run's block (0 to {})",
                 context.what, run_, tables.size(0), tables.size(0) - 1);
-    PELAB_CHECK(source < tables.size(0),
-                "{}: from_run reads block {} of the run '{}', which has {} PE table(s) (blocks 0 to "
-                "{}): give block, or a run with as many blocks",
-                context.what, source, run_, tables.size(0), tables.size(0) - 1);
+    PELAB_CHECK(
+        source < tables.size(0),
+        "{}: from_run reads block {} of the run '{}', which has {} PE table(s) (blocks 0 to "
+        "{}): give block, or a run with as many blocks",
+        context.what, source, run_, tables.size(0), tables.size(0) - 1);
     PELAB_CHECK(tables.size(1) == tensor.size(0) && tables.size(2) == tensor.size(1),
                 "{}: the run '{}' has PE tables of {} tokens x {} (d_model), this model's are {} x "
                 "{}: a transfer needs the same layout and width",
-                context.what, run_, tables.size(1), tables.size(2), tensor.size(0),
-                tensor.size(1));
+                context.what, run_, tables.size(1), tables.size(2), tensor.size(0), tensor.size(1));
     torch::NoGradGuard no_grad;
     tensor.copy_(tables[source]);
   }
@@ -84,9 +84,10 @@ void declare(ParamSchema& schema) {
                 "The finished run folder to read the PE from, <out>/<experiment>/<point>/seed-<s> "
                 "(relative to the working folder).");
   schema.integer("epoch", -1, "The snapshot's epoch; -1 = the run's last.").at_least(-1);
-  schema.integer("block", -1,
-                 "The run's block to read; -1 = the same block as the table filled (block b from "
-                 "block b).")
+  schema
+      .integer("block", -1,
+               "The run's block to read; -1 = the same block as the table filled (block b from "
+               "block b).")
       .at_least(-1);
 }
 
