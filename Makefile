@@ -16,14 +16,15 @@ DEMO_ARGS ?= --set 'experiment.seeds=[2235]' --set experiment.name=lst-demo \
 CXX_COMPILER ?= clang++-14
 
 # Debian 12 packages: compilers and build tools, the libraries pelab links, the fast BLAS that
-# LibTorch's matrix products need (the reference BLAS is ~40x slower), gnuplot for figures, and
-# a single-node Slurm for the cluster tests (docs/cluster.md).
+# LibTorch's matrix products need (the reference BLAS is ~40x slower), gnuplot for figures,
+# a single-node Slurm for the cluster tests (docs/cluster.md), and real brain atlases in MNI space
+# (mricron-data: AAL, Harvard-Oxford, AICHA; docs/tasks/brain.md).
 DEBIAN_PACKAGES := g++ clang-14 libclang-rt-14-dev cmake make ccache \
 	libtorch-dev libopenblas0-openmp \
 	libboost-dev libboost-filesystem-dev libfmt-dev libtomlplusplus-dev \
 	libcli11-dev libspdlog-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev \
 	libnifti2-dev libgloo-dev slurmctld slurmd slurm-client munge \
-	python3-numpy python3-torch gnuplot-nox chromium
+	python3-numpy python3-torch gnuplot-nox chromium mricron-data
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 

@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include "named_atlas.h"
 #include "parcel_centroids.h"
 #include "parcel_time_series.h"
 #include "parcellation.h"
@@ -155,23 +156,54 @@ class BrainTask final : public Task {
     options.voxel_noise = params_.real("voxel_noise");
     options.coupling_jitter = params_.real("coupling_jitter");
     options.seed = static_cast<std::uint64_t>(params_.integer("cohort_seed"));
+    options.atlas = params_.string("atlas");
+    PELAB_CHECK(options.atlas.empty() || is_named_atlas(options.atlas),
+                "source = \"synthetic\" builds its cohort on a named atlas ({}), not on '{}'; for "
+                "your own label image and images use source = \"nifti\" with atlas = \"{}\"",
+                fmt::join(named_atlas_keys(), ", "), options.atlas, options.atlas);
+    if (!options.atlas.empty()) {
+      // The atlas's field of view (about 182 x 218 x 182 mm) and at most 384 regions (AICHA's
+      // 192 labels split at the midline): an upper bound for the estimate.
+      for (std::size_t d = 0; d < 3; ++d)
+        options.grid[d] = static_cast<std::int64_t>(std::ceil(220.0 / options.voxel_mm));
+      options.parcels = 384;
+      resolve_named_atlas(options.atlas);  // a missing package is named before any work
+    }
     check_cohort_memory(options);
-    const std::string description = fmt::format(
+    std::string description = fmt::format(
         "{}\nsubjects = {}\nvolumes = {}\nparcels = {}\nnetworks = {}\ntr_seconds = {}\n"
         "voxel_noise = {}\ncoupling_jitter = {}\nseed = {}\n",
         kCohortVersion, options.subjects, options.volumes, options.parcels, options.networks,
         format_number(options.tr_seconds), format_number(options.voxel_noise),
         format_number(options.coupling_jitter), options.seed);
+    if (!options.atlas.empty()) {  // a new line only then: the Voronoi cohorts keep their caches
+      description +=
+          fmt::format("atlas = {} ({})\n", options.atlas, resolve_named_atlas(options.atlas));
+    }
     const DataCache cache("brain_synthetic", description, params_.string("cache_dir"));
     if (!cache.ready()) {
-      write_synthetic_cohort(cache.dir(), options);
+      const SyntheticCohort written = write_synthetic_cohort(cache.dir(), options);
+      if (!written.dropped.empty()) {
+        fmt::print(stderr,
+                   "note: the brain task's cohort on the atlas '{}' drops {} region(s) that keep "
+                   "no voxel at {} mm: {}\n",
+                   options.atlas, written.dropped.size(), format_number(options.voxel_mm),
+                   fmt::join(written.dropped, ", "));
+      }
       cache.commit();
     }
     std::vector<std::string> bold;
     for (std::int64_t s = 1; s <= options.subjects; ++s)
       bold.push_back(cache.path(fmt::format("sub-{:02}_bold.nii.gz", s)));
     Cohort cohort = from_atlas(bold, cache.path("atlas.nii.gz"));
-    cohort.centroids = with_networks(cohort.centroids, cache.path("centroids.csv"));
+    // The truth the cohort was made from: for a real atlas its regions' native MNI centroids and
+    // names; for the Voronoi atlas the same centroids as the parcellation's (written exactly).
+    const ParcelCentroids truth = read_centroids_csv(cache.path("centroids.csv"));
+    PELAB_CHECK(truth.parcels() == cohort.centroids.parcels(),
+                "{} lists {} parcels but {} has {}: the data cache is damaged; delete {}",
+                truth.source, truth.parcels(), cohort.centroids.source, cohort.centroids.parcels(),
+                cache.dir());
+    cohort.centroids = truth;
     return cohort;
   }
 
@@ -195,8 +227,9 @@ class BrainTask final : public Task {
     PELAB_CHECK(!files.empty(),
                 "source = \"nifti\" needs the subjects' 4D images: functional = "
                 "[\"data/sub-*_bold.nii.gz\"]");
-    if (params_.string("atlas").empty()) return from_grid(files);
-    Cohort cohort = from_atlas(files, params_.string("atlas"));
+    const std::string& atlas = params_.string("atlas");
+    if (atlas.empty()) return from_grid(files);
+    Cohort cohort = from_atlas(files, is_named_atlas(atlas) ? resolve_named_atlas(atlas) : atlas);
     if (!params_.string("centroids").empty()) {
       cohort.centroids = with_networks(cohort.centroids, params_.string("centroids"));
     }
@@ -214,9 +247,25 @@ class BrainTask final : public Task {
     PELAB_CHECK(!files.empty(),
                 "source = \"parcellated\" needs the subjects' files: time_series = "
                 "[\"data/sub-*.npy\"]");
+    const std::vector<std::string>& nuisance = params_.strings("nuisance_columns");
     for (const auto& file : files) {
+      ParcelTimeSeries series = read_time_series(file);
+      if (!nuisance.empty()) {
+        if (params_.string("nuisance") == "regress") {
+          series = regress_out(series, nuisance);
+        } else {
+          std::vector<std::string> kept;
+          for (const std::string& column : series.column_names)
+            if (std::find(nuisance.begin(), nuisance.end(), column) == nuisance.end())
+              kept.push_back(column);
+          series = select_columns(series, kept);
+        }
+      }
+      // A centroids CSV that names each parcel's column picks and orders the columns.
+      if (!cohort.centroids.columns.empty())
+        series = select_columns(series, cohort.centroids.columns);
       cohort.names.push_back(stem(file));
-      cohort.subjects.push_back(read_time_series(file));
+      cohort.subjects.push_back(std::move(series));
     }
     return cohort;
   }
@@ -260,6 +309,7 @@ class BrainTask final : public Task {
                 labelled.parcels(), centroids.source, centroids.parcels());
     centroids.network = labelled.network;
     centroids.network_names = labelled.network_names;
+    if (!labelled.names.empty()) centroids.names = labelled.names;
     return centroids;
   }
 
@@ -374,6 +424,16 @@ class BrainTask final : public Task {
       sum += unit.t().matmul(unit);
     }
     layout.relations["functional_connectivity"] = sum / static_cast<double>(train_series.size());
+    // Homotopy: 1 between a region and its homologue in the other hemisphere, from the names.
+    const auto pairs = homologous_pairs(centroids.names);
+    if (!pairs.empty()) {
+      torch::Tensor homotopy = torch::zeros({layout.tokens, layout.tokens}, torch::kFloat64);
+      for (const auto& [left, right] : pairs) {
+        homotopy[left][right] = 1.0;
+        homotopy[right][left] = 1.0;
+      }
+      layout.relations["homotopy"] = homotopy;
+    }
     return layout;
   }
 
@@ -422,8 +482,12 @@ void declare(ParamSchema& schema) {
       "source = \"nifti\": the subjects' 4D images (.nii or .nii.gz), paths or file-name "
       "patterns such as \"data/sub-*_bold.nii.gz\" (relative to the working folder).");
   schema.string("atlas", "",
-                "source = \"nifti\": a 3D label image on the same grid (0 = background); \"\" = a "
-                "grid parcellation inside the brain mask.");
+                "source = \"nifti\": a 3D label image on the same grid (0 = background), or a "
+                "named atlas in MNI space (\"aal\", \"harvard_oxford\", \"aicha\", from Debian's "
+                "mricron-data); \"\" = a grid parcellation inside the brain mask. source = "
+                "\"synthetic\": \"\" = Voronoi parcels in an ellipsoid, or a named atlas whose "
+                "regions are the parcels (parcels and networks are then the atlas's regions and "
+                "lobes).");
   schema.string("mask", "",
                 "Grid parcellation: a 3D brain mask on the images' grid; \"\" = the voxels whose "
                 "mean exceeds mask_fraction of the first image's robust maximum.");
@@ -441,6 +505,13 @@ void declare(ParamSchema& schema) {
                 "source = \"parcellated\" (required) or \"nifti\" with an atlas (optional, for the "
                 "networks): a CSV with header x,y,z[,network], one row per parcel in column (or "
                 "label) order, mm.");
+  schema.strings("nuisance_columns", {},
+                 "source = \"parcellated\": columns of the time-series files that are nuisance "
+                 "signals, not parcels (e.g. [\"WM\", \"Vent\", \"Brain\"]: white matter, "
+                 "ventricles, global), by their header names.");
+  schema.choice("nuisance", "regress", {"regress", "drop"},
+                "What is done with nuisance_columns: \"regress\" them out of every parcel "
+                "(least squares with an intercept), then drop them; or only \"drop\" them.");
   schema.choice("constant_parcels", "error", {"error", "drop"},
                 "A parcel whose time series is constant in some subject: \"error\" (name it), or "
                 "\"drop\" it from every subject.");

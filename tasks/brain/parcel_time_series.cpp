@@ -65,6 +65,7 @@ ParcelTimeSeries read_time_series_csv(const std::string& path) {
     if (first && bad < fields.size()) {  // the header line
       first = false;
       series.parcels = static_cast<std::int64_t>(fields.size());
+      series.column_names = fields;
       continue;
     }
     PELAB_CHECK(bad == fields.size(), "{}:{}: field {} ('{}') is not a number", path, line_number,
@@ -146,7 +147,99 @@ ParcelTimeSeries drop_parcels(const ParcelTimeSeries& series,
   if (series.parcel_ids.size() == drop.size())
     for (std::size_t p = 0; p < drop.size(); ++p)
       if (!drop[p]) kept.parcel_ids.push_back(series.parcel_ids[p]);
+  kept.column_names.clear();
+  if (series.column_names.size() == drop.size())
+    for (std::size_t p = 0; p < drop.size(); ++p)
+      if (!drop[p]) kept.column_names.push_back(series.column_names[p]);
   return kept;
+}
+
+namespace {
+
+std::int64_t column_index(const ParcelTimeSeries& series, const std::string& name) {
+  PELAB_CHECK(!series.column_names.empty(),
+              "{}: has no header line, so its columns cannot be chosen by name ('{}'); add a "
+              "header naming the columns",
+              series.source, name);
+  const auto it = std::find(series.column_names.begin(), series.column_names.end(), name);
+  PELAB_CHECK(it != series.column_names.end(), "{}: no column '{}'; its columns are {}",
+              series.source, name, fmt::join(series.column_names, ", "));
+  return static_cast<std::int64_t>(it - series.column_names.begin());
+}
+
+}  // namespace
+
+ParcelTimeSeries select_columns(const ParcelTimeSeries& series,
+                                const std::vector<std::string>& names) {
+  std::vector<std::int64_t> columns;
+  for (const std::string& name : names)
+    columns.push_back(column_index(series, name));
+  ParcelTimeSeries selected = series;
+  selected.parcels = static_cast<std::int64_t>(columns.size());
+  selected.values.clear();
+  selected.parcel_ids.clear();
+  selected.column_names = names;
+  for (std::int64_t t = 0; t < series.time_points; ++t)
+    for (std::int64_t c : columns)
+      selected.values.push_back(series.at(t, c));
+  return selected;
+}
+
+ParcelTimeSeries regress_out(const ParcelTimeSeries& series,
+                             const std::vector<std::string>& nuisance) {
+  std::vector<std::int64_t> regressors;
+  for (const std::string& name : nuisance)
+    regressors.push_back(column_index(series, name));
+  const std::int64_t T = series.time_points;
+  const auto K = static_cast<std::int64_t>(regressors.size()) + 1;  // and the intercept
+  PELAB_CHECK(T > K, "{}: {} time points cannot be regressed on {} nuisance signals", series.source,
+              T, K - 1);
+  // Normal equations (X'X) b = X'y, solved once for all columns by Gauss-Jordan elimination with
+  // partial pivoting on [X'X | X'Y]; the regressors are few (a handful), so this is exact enough.
+  const auto x = [&](std::int64_t t, std::int64_t k) -> double {
+    return k == 0 ? 1.0 : series.at(t, regressors[static_cast<std::size_t>(k - 1)]);
+  };
+  const std::int64_t P = series.parcels;
+  std::vector<double> system(static_cast<std::size_t>(K * (K + P)), 0.0);
+  const auto at = [&](std::int64_t r, std::int64_t c) -> double& {
+    return system[static_cast<std::size_t>(r * (K + P) + c)];
+  };
+  for (std::int64_t t = 0; t < T; ++t)
+    for (std::int64_t r = 0; r < K; ++r) {
+      for (std::int64_t c = 0; c < K; ++c)
+        at(r, c) += x(t, r) * x(t, c);
+      for (std::int64_t p = 0; p < P; ++p)
+        at(r, K + p) += x(t, r) * series.at(t, p);
+    }
+  for (std::int64_t col = 0; col < K; ++col) {
+    std::int64_t pivot = col;
+    for (std::int64_t r = col + 1; r < K; ++r)
+      if (std::abs(at(r, col)) > std::abs(at(pivot, col))) pivot = r;
+    PELAB_CHECK(std::abs(at(pivot, col)) > 1e-9 * std::max(1.0, std::abs(at(0, 0))),
+                "{}: the nuisance signals {} are collinear (or constant); regress out fewer",
+                series.source, fmt::join(nuisance, ", "));
+    for (std::int64_t c = 0; c < K + P; ++c)
+      std::swap(at(col, c), at(pivot, c));
+    const double scale = at(col, col);
+    for (std::int64_t c = 0; c < K + P; ++c)
+      at(col, c) /= scale;
+    for (std::int64_t r = 0; r < K; ++r) {
+      if (r == col) continue;
+      const double factor = at(r, col);
+      for (std::int64_t c = 0; c < K + P; ++c)
+        at(r, c) -= factor * at(col, c);
+    }
+  }
+  ParcelTimeSeries residual = series;
+  for (std::int64_t t = 0; t < T; ++t)
+    for (std::int64_t p = 0; p < P; ++p) {
+      double fitted = 0.0;
+      for (std::int64_t k = 0; k < K; ++k)
+        fitted += x(t, k) * at(k, K + p);
+      residual.values[static_cast<std::size_t>(t * P + p)] =
+          static_cast<float>(series.at(t, p) - fitted);
+    }
+  return drop_parcels(residual, regressors);
 }
 
 std::vector<std::int64_t> validate_cohort(std::vector<ParcelTimeSeries>& subjects,

@@ -17,6 +17,8 @@ struct ParcelTimeSeries {
   std::vector<float> values;  // [time_points, parcels], row-major
   /// [parcels]: the atlas label of each column when known (for messages), else empty.
   std::vector<std::int64_t> parcel_ids;
+  /// [parcels]: each column's name from a CSV header, else empty.
+  std::vector<std::string> column_names;
   double tr_seconds = 0.0;  // 0 when unknown
 
   float at(std::int64_t t, std::int64_t p) const {
@@ -59,6 +61,18 @@ std::vector<std::int64_t> validate(const ParcelTimeSeries& series,
 /// `series` without the given columns (indices, in any order; duplicates allowed).
 ParcelTimeSeries drop_parcels(const ParcelTimeSeries& series,
                               const std::vector<std::int64_t>& parcels);
+
+/// The columns of `series` named `names` (from its CSV header), in that order. Throws
+/// pelab::Error naming the file and a missing name (and the names it has) when one is not there,
+/// or when the file had no header.
+ParcelTimeSeries select_columns(const ParcelTimeSeries& series,
+                                const std::vector<std::string>& names);
+
+/// `series` with the named columns regressed out of every column (ordinary least squares with
+/// an intercept, the usual nuisance regression of fMRI: white matter, ventricles, the global
+/// signal), and those columns removed. Errors as select_columns.
+ParcelTimeSeries regress_out(const ParcelTimeSeries& series,
+                             const std::vector<std::string>& nuisance);
 
 /// validate() for every subject; under kDrop, drops from every subject the union of all subjects'
 /// constant parcels, so that all keep the same parcels, and returns that union (ascending): drop

@@ -4,11 +4,13 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
+#include "named_atlas.h"
 #include "parcel_centroids.h"
 #include "parcellation.h"
 #include "pelab/error.h"
@@ -287,6 +289,118 @@ std::vector<double> unit_cube(std::vector<double> xyz) {
   return xyz;
 }
 
+// The brain, its atlas on the cohort's grid, and the parcels' truth (in label order).
+struct CohortLayout {
+  Brain brain;
+  Volume atlas;
+  ParcelCentroids centroids;
+  std::vector<std::string> dropped;
+};
+
+CohortLayout voronoi_layout(const std::string& mask_path, const std::string& atlas_path,
+                            const SyntheticCohortOptions& o, Random& random) {
+  CohortLayout layout;
+  layout.brain = ellipsoid_brain(mask_path, o);
+  PELAB_CHECK(static_cast<std::int64_t>(layout.brain.inside.size()) >= o.parcels,
+              "synthetic cohort: the mask has {} voxels, fewer than the {} parcels; use a larger "
+              "grid or fewer parcels",
+              layout.brain.inside.size(), o.parcels);
+  layout.atlas = voronoi_atlas(atlas_path, layout.brain, o.parcels, random);
+  const Parcellation parcellation = atlas_parcellation(layout.atlas);
+  layout.centroids = centroids_of(parcellation);
+  layout.centroids.network = assign_networks(parcellation.centroids, o.networks, 0.0, random);
+  for (std::int64_t n = 0; n < o.networks; ++n)
+    layout.centroids.network_names.push_back(fmt::format("network-{}", n + 1));
+  return layout;
+}
+
+CohortLayout real_atlas_layout(const std::string& mask_path, const std::string& atlas_path,
+                               const SyntheticCohortOptions& o) {
+  const NamedAtlasImage image = read_named_atlas(o.atlas);
+  const Parcellation native = atlas_parcellation(image.labels);
+
+  // The cohort's grid: the labelled voxels' bounding box at voxel_mm, axes along x, y, z.
+  const double mm = o.voxel_mm;
+  std::array<double, 3> low{}, high{};
+  low.fill(std::numeric_limits<double>::infinity());
+  high.fill(-std::numeric_limits<double>::infinity());
+  const Grid& source = image.labels.grid;
+  for (std::int64_t k = 0; k < source.nz; ++k)
+    for (std::int64_t j = 0; j < source.ny; ++j)
+      for (std::int64_t i = 0; i < source.nx; ++i) {
+        if (image.labels.at(i, j, k) == 0.0f) continue;
+        const auto xyz =
+            source.world(static_cast<double>(i), static_cast<double>(j), static_cast<double>(k));
+        for (int d = 0; d < 3; ++d) {
+          low[d] = std::min(low[d], xyz[d]);
+          high[d] = std::max(high[d], xyz[d]);
+        }
+      }
+  Grid grid;
+  std::int64_t* sides[3] = {&grid.nx, &grid.ny, &grid.nz};
+  for (int d = 0; d < 3; ++d) {
+    low[d] = std::floor(low[d] / mm) * mm;
+    *sides[d] = static_cast<std::int64_t>(std::floor((high[d] - low[d]) / mm)) + 1;
+  }
+  grid.affine = {mm, 0, 0, low[0], 0, mm, 0, low[1], 0, 0, mm, low[2], 0, 0, 0, 1};
+
+  CohortLayout layout;
+  const Volume resampled = resample_labels(image.labels, grid, atlas_path);
+  std::map<std::int64_t, std::int64_t> new_label;  // the atlas's label -> 1 ..
+  for (float value : resampled.data)
+    if (value > 0.0f) new_label.emplace(static_cast<std::int64_t>(value), 0);
+  std::int64_t next = 0;
+  for (auto& [label, renumbered] : new_label)
+    renumbered = ++next;
+  PELAB_CHECK(next >= 2, "synthetic cohort: {} keeps {} region(s) at {} mm; use smaller voxels",
+              image.labels.path, next, mm);
+
+  layout.atlas = empty_volume(atlas_path, grid, 1, mm);
+  layout.brain.mask = empty_volume(mask_path, grid, 1, mm);
+  for (std::int64_t v = 0; v < grid.voxels(); ++v) {
+    const float value = resampled.data[static_cast<std::size_t>(v)];
+    if (value == 0.0f) continue;
+    layout.atlas.data[static_cast<std::size_t>(v)] =
+        static_cast<float>(new_label.at(static_cast<std::int64_t>(value)));
+    layout.brain.mask.data[static_cast<std::size_t>(v)] = 1.0f;
+    layout.brain.inside.push_back(v);
+    const std::int64_t i = v % grid.nx, j = (v / grid.nx) % grid.ny, k = v / (grid.nx * grid.ny);
+    const auto xyz =
+        grid.world(static_cast<double>(i), static_cast<double>(j), static_cast<double>(k));
+    layout.brain.inside_xyz.insert(layout.brain.inside_xyz.end(), xyz.begin(), xyz.end());
+  }
+
+  // The kept regions' names, native MNI centroids and lobes.
+  std::map<std::int64_t, std::size_t> native_parcel;
+  for (std::size_t p = 0; p < native.ids.size(); ++p)
+    native_parcel[native.ids[p]] = p;
+  std::vector<std::string> lobes;
+  for (const AtlasRegion& region : image.regions) {
+    if (!new_label.count(region.label)) {
+      layout.dropped.push_back(region.name);
+      continue;
+    }
+    const std::size_t p = native_parcel.at(region.label);
+    layout.centroids.xyz.insert(layout.centroids.xyz.end(), &native.centroids[3 * p],
+                                &native.centroids[3 * p] + 3);
+    layout.centroids.names.push_back(region.name);
+    lobes.push_back(region.lobe);
+  }
+  PELAB_CHECK(static_cast<std::int64_t>(lobes.size()) == next,
+              "synthetic cohort: {} has labels without a region name", image.labels.path);
+  // Networks numbered in order of first appearance, as read_centroids_csv numbers them.
+  for (const std::string& lobe : lobes)
+    if (std::find(layout.centroids.network_names.begin(), layout.centroids.network_names.end(),
+                  lobe) == layout.centroids.network_names.end())
+      layout.centroids.network_names.push_back(lobe);
+  for (const std::string& lobe : lobes)
+    layout.centroids.network.push_back(std::find(layout.centroids.network_names.begin(),
+                                                 layout.centroids.network_names.end(), lobe) -
+                                       layout.centroids.network_names.begin());
+  layout.centroids.source = image.labels.path;
+  return layout;
+}
+
 }  // namespace
 
 std::vector<double> canonical_hrf(double dt, double length_seconds) {
@@ -323,40 +437,34 @@ SyntheticCohort write_synthetic_cohort(const std::string& folder, const Syntheti
   stored.xform_code = 4;  // MNI-152-like space
 
   cohort.mask = file("mask" + extension);
-  const Brain brain = ellipsoid_brain(cohort.mask, o);
-  PELAB_CHECK(static_cast<std::int64_t>(brain.inside.size()) >= o.parcels,
-              "synthetic cohort: the mask has {} voxels, fewer than the {} parcels; use a larger "
-              "grid or fewer parcels",
-              brain.inside.size(), o.parcels);
+  cohort.atlas = file("atlas" + extension);
+  Random random(o.seed ^ kLayoutStream);
+  const CohortLayout layout = o.atlas.empty() ? voronoi_layout(cohort.mask, cohort.atlas, o, random)
+                                              : real_atlas_layout(cohort.mask, cohort.atlas, o);
+  const Brain& brain = layout.brain;
   stored.type = StorageType::kUint8;
   write_volume(cohort.mask, brain.mask, stored);
-
-  Random layout(o.seed ^ kLayoutStream);
-  cohort.atlas = file("atlas" + extension);
-  const Volume atlas = voronoi_atlas(cohort.atlas, brain, o.parcels, layout);
   stored.type = StorageType::kInt16;
-  write_volume(cohort.atlas, atlas, stored);
-  const Parcellation parcellation = atlas_parcellation(atlas);
-
-  ParcelCentroids centroids = centroids_of(parcellation);
-  centroids.network = assign_networks(parcellation.centroids, o.networks, 0.0, layout);
-  for (std::int64_t n = 0; n < o.networks; ++n)
-    centroids.network_names.push_back(fmt::format("network-{}", n + 1));
+  write_volume(cohort.atlas, layout.atlas, stored);
+  const Parcellation parcellation = atlas_parcellation(layout.atlas);
+  const ParcelCentroids& centroids = layout.centroids;
   cohort.centroids = file("centroids.csv");
   write_centroids_csv(cohort.centroids, centroids);
   cohort.network = centroids.network;
+  cohort.dropped = layout.dropped;
+  const std::int64_t parcels = centroids.parcels();
 
   sim::NetworkOptions coupling;
   coupling.length_scale = o.length_scale;
   coupling.between_module_scale = o.between_network_scale;
   coupling.density = o.density;
   const sim::Network shared =
-      sim::network_from(unit_cube(parcellation.centroids), 3, centroids.network, coupling);
+      sim::network_from(unit_cube(centroids.xyz), 3, centroids.network, coupling);
 
   // Per voxel in the brain: its baseline (fixed anatomy) and its parcel.
   std::vector<double> baseline(brain.inside.size());
   for (double& b : baseline)
-    b = o.baseline * (1.0 + 0.05 * layout.normal());
+    b = o.baseline * (1.0 + 0.05 * random.normal());
   std::vector<std::int32_t> parcel_of(brain.inside.size());
   for (std::size_t v = 0; v < brain.inside.size(); ++v)
     parcel_of[v] = parcellation.voxel_parcel[brain.inside[v]];
@@ -374,10 +482,10 @@ SyntheticCohort write_synthetic_cohort(const std::string& folder, const Syntheti
     double largest = 0.0;
     for (std::int64_t t = 0; t < o.volumes; ++t) {
       float* volume = bold.data.data() + brain.mask.grid.voxels() * t;
-      const double* parcels = signal.data() + o.parcels * t;
+      const double* parcel_signal = signal.data() + parcels * t;
       for (std::size_t v = 0; v < brain.inside.size(); ++v) {
-        const double value =
-            baseline[v] + o.signal_scale * parcels[parcel_of[v]] + o.voxel_noise * noise.normal();
+        const double value = baseline[v] + o.signal_scale * parcel_signal[parcel_of[v]] +
+                             o.voxel_noise * noise.normal();
         volume[brain.inside[v]] = static_cast<float>(value);
         largest = std::max(largest, std::abs(value));
       }

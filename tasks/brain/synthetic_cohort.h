@@ -25,6 +25,14 @@
 // - a voxel's BOLD value is its baseline (baseline x (1 + 0.05 N(0, 1)), fixed per voxel) +
 //   signal_scale x its parcel's signal + voxel_noise x N(0, 1) (new per voxel and volume); 0
 //   outside the mask. Stored as int16 with scl_slope (as scanners write them).
+//
+// On a real atlas (`atlas` = "aal", "harvard_oxford" or "aicha", named_atlas.h) the brain is the
+// atlas's: the grid covers the atlas's labelled voxels at voxel_mm (axes along x, y, z, MNI mm),
+// the mask is the labelled voxels, the parcels are the atlas's regions resampled to that grid by
+// nearest neighbour (regions with no voxel left are dropped and listed in `dropped`; the others
+// are renumbered 1 .. in label order), their centroids the regions' MNI centroids on the atlas's
+// own grid, their networks the regions' lobes (lobe_of), named; `parcels` and `networks` are
+// not used. The coupling and the signals follow the same rules on those real positions.
 
 #include <array>
 #include <cstdint>
@@ -50,6 +58,8 @@ struct SyntheticCohortOptions {
   double density = 0.25;
   /// Subjects' individual variation of the coupling weights (log-normal, this standard deviation).
   double coupling_jitter = 0.2;
+  /// "" for the Voronoi atlas in an ellipsoid; else a named atlas whose regions are the parcels.
+  std::string atlas;
   bool compress = true;  // .nii.gz, else .nii
   std::uint64_t seed = 0;
 };
@@ -61,6 +71,7 @@ struct SyntheticCohort {
   std::string centroids;          // CSV x,y,z,network (network-1 ...), one row per label in order
   std::vector<std::string> bold;  // sub-01_bold.nii.gz ...: 4D, `volumes` volumes, TR tr_seconds
   std::vector<std::int64_t> network;  // [parcels]: each parcel's network id (= the CSV's order)
+  std::vector<std::string> dropped;   // a real atlas's regions too small for the grid
 };
 
 /// Writes the cohort into `folder` (created if needed; files of the same names are replaced,

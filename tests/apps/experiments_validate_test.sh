@@ -5,6 +5,9 @@ set -euo pipefail
 pelab=$1
 source_dir=$2
 count=0
+# From the repository's root, as the manifests' headers say to run them (their data paths, e.g.
+# tasks/brain/data/..., are relative to it).
+cd "$source_dir"
 # Templates for the user's own data: their data paths point at files this machine lacks, so only
 # the schemas are checked; so are the transfer manifests, whose PEs are read from a run that
 # another manifest makes first (from_run; tests/plugins/init/from_run builds them). Every other

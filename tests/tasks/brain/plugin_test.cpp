@@ -170,6 +170,61 @@ TEST_F(BrainPlugin, ParcellatedNpyFilesWithCentroids) {
   EXPECT_EQ(task->load("train").inputs.sizes(), (std::vector<std::int64_t>{2 * 5, 6, 10}));
 }
 
+TEST_F(BrainPlugin, TheRealRecordingWithNamedRegionsAndNuisanceRegressed) {
+  // The shipped nitime recording and its regions table: 28 regions at atlas centroids, the three
+  // nuisance columns regressed out, the last 30% held out, homotopy from the names.
+  const std::string data = std::string(PELAB_SOURCE_DIR) + "/tasks/brain/data/";
+  const auto task = registry_.create_task(
+      spec({{"source", std::string("parcellated")},
+            {"time_series", std::vector<std::string>{data + "nitime_fmri_timeseries.csv"}},
+            {"centroids", data + "nitime_regions.csv"},
+            {"nuisance_columns", std::vector<std::string>{"WM", "Vent", "Brain"}},
+            {"test_subjects", std::int64_t{0}},
+            {"window", std::int64_t{10}},
+            {"stride", std::int64_t{1}}}));
+  const Layout layout = task->layout();
+  ASSERT_EQ(layout.tokens, 28);
+  EXPECT_LT(layout.coordinates[0][0].item<double>(), 0.0);   // LCau, left
+  EXPECT_GT(layout.coordinates[14][0].item<double>(), 0.0);  // RCau, right
+  ASSERT_TRUE(layout.relations.count("homotopy"));
+  const torch::Tensor homotopy = layout.relations.at("homotopy");
+  EXPECT_EQ(homotopy.sum().item<double>(), 28.0);  // 14 pairs, both ways
+  EXPECT_EQ(homotopy[0][14].item<double>(), 1.0);  // Caudate_L - Caudate_R
+  EXPECT_EQ(homotopy[9][23].item<double>(), 1.0);  // APHG (the left anterior PHG) - RAntPHG
+  // Real resting-state activity: homologues correlate more than other pairs.
+  const torch::Tensor fc = layout.relations.at("functional_connectivity");
+  const torch::Tensor off_diagonal = 1 - torch::eye(28, torch::kFloat64);
+  const double homologues = (fc * homotopy).sum().item<double>() / 28.0;
+  const double others =
+      (fc * (off_diagonal - homotopy)).sum().item<double>() / (28.0 * 27.0 - 28.0);
+  EXPECT_GT(homologues, others + 0.1);
+  // 250 volumes: 175 to train on, 75 held out; windows of 10 at stride 1.
+  EXPECT_EQ(task->load("train").inputs.sizes(), (std::vector<std::int64_t>{166, 28, 10}));
+  EXPECT_EQ(task->load("test").inputs.sizes(), (std::vector<std::int64_t>{66, 28, 10}));
+
+  // A nuisance column the file does not have is named with the ones it has.
+  EXPECT_THAT(
+      error_of(spec({{"source", std::string("parcellated")},
+                     {"time_series", std::vector<std::string>{data + "nitime_fmri_timeseries.csv"}},
+                     {"centroids", data + "nitime_regions.csv"},
+                     {"nuisance_columns", std::vector<std::string>{"CSF"}},
+                     {"test_subjects", std::int64_t{0}}})),
+      HasSubstr("no column 'CSF'; its columns are WM, Vent, Brain, LCau"));
+}
+
+TEST_F(BrainPlugin, TheSyntheticCohortOnANamedAtlas) {
+  const auto task = registry_.create_task(
+      small_synthetic({{"atlas", std::string("aal")}, {"volumes", std::int64_t{24}}}));
+  const Layout layout = task->layout();
+  EXPECT_GE(layout.tokens, 100);  // the AAL's 116 regions less any too small for 4 mm voxels
+  EXPECT_EQ(layout.community_names,
+            (std::vector<std::string>{"frontal", "limbic", "occipital", "temporal", "parietal",
+                                      "subcortical", "cerebellum"}));  // AAL's order of regions
+  EXPECT_GE(layout.relations.at("homotopy").sum().item<double>(), 2.0 * 45);
+  EXPECT_THAT(error_of(small_synthetic({{"atlas", std::string("atlas.nii.gz")}})),
+              HasSubstr("builds its cohort on a named atlas (aal, harvard_oxford, aicha)"));
+}
+
 TEST_F(BrainPlugin, BadDataIsAOneLineErrorNamingTheFile) {
   ScratchDir dir;
   write_parcellated(dir, 6, 3);
