@@ -14,4 +14,5 @@ write_basic_package_version_file(${CMAKE_BINARY_DIR}/pelabConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)
 install(FILES ${CMAKE_BINARY_DIR}/pelabConfig.cmake ${CMAKE_BINARY_DIR}/pelabConfigVersion.cmake
               ${CMAKE_CURRENT_LIST_DIR}/PelabPlugin.cmake
+              ${CMAKE_CURRENT_LIST_DIR}/PelabTorchCompat.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/pelab)

@@ -4,6 +4,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include <elf.h>
 
 #include <c10/util/Exception.h>
 #include <fmt/format.h>
@@ -69,6 +74,68 @@ bool has_elf_header(const std::string& file) {
                                          "\x7f"
                                          "ELF",
                                          4) == 0;
+}
+
+// The libraries an ELF shared object names as DT_NEEDED, read from its file without loading it;
+// empty when the file is not a 64-bit ELF it can parse (dlopen then says what is wrong).
+std::vector<std::string> needed_libraries(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto fits = [&](std::uint64_t offset, std::uint64_t size) {
+    return offset <= bytes.size() && size <= bytes.size() - offset;
+  };
+  Elf64_Ehdr header;
+  if (!fits(0, sizeof header)) return {};
+  std::memcpy(&header, bytes.data(), sizeof header);
+  if (header.e_ident[EI_CLASS] != ELFCLASS64 || header.e_shentsize != sizeof(Elf64_Shdr) ||
+      !fits(header.e_shoff, std::uint64_t{header.e_shnum} * sizeof(Elf64_Shdr)))
+    return {};
+  const auto section = [&](std::size_t index) {
+    Elf64_Shdr entry;
+    std::memcpy(&entry, bytes.data() + header.e_shoff + index * sizeof entry, sizeof entry);
+    return entry;
+  };
+  std::vector<std::string> needed;
+  for (std::size_t i = 0; i < header.e_shnum; ++i) {
+    const Elf64_Shdr dynamic = section(i);
+    if (dynamic.sh_type != SHT_DYNAMIC || dynamic.sh_link >= header.e_shnum) continue;
+    const Elf64_Shdr strings = section(dynamic.sh_link);
+    if (!fits(dynamic.sh_offset, dynamic.sh_size) || !fits(strings.sh_offset, strings.sh_size))
+      return {};
+    for (std::uint64_t at = 0; at + sizeof(Elf64_Dyn) <= dynamic.sh_size; at += sizeof(Elf64_Dyn)) {
+      Elf64_Dyn entry;
+      std::memcpy(&entry, bytes.data() + dynamic.sh_offset + at, sizeof entry);
+      if (entry.d_tag == DT_NULL) break;
+      if (entry.d_tag != DT_NEEDED || entry.d_un.d_val >= strings.sh_size) continue;
+      const char* name = bytes.data() + strings.sh_offset + entry.d_un.d_val;
+      needed.emplace_back(name, strnlen(name, strings.sh_size - entry.d_un.d_val));
+    }
+  }
+  return needed;
+}
+
+bool is_torch_library(const std::string& name) {
+  return name.rfind("libtorch.so", 0) == 0 || name.rfind("libtorch_cpu.so", 0) == 0 ||
+         name.rfind("libc10.so", 0) == 0;
+}
+
+// A LibTorch library the plugin needs that pelab's core does not (by soname: Debian's
+// "libtorch.so.1.13", a wheel's "libtorch.so"): the plugin was built against another LibTorch.
+// Loading it would bring a second LibTorch into the process, whose static initialisers collide
+// with the first's (a crash inside dlopen, before any check could read the plugin's info), so
+// this is asked of the files first. "" when there is none.
+std::string foreign_torch_library(const std::string& file) {
+  static const std::vector<std::string> ours = [] {
+    std::vector<std::string> torch;
+    for (const std::string& name : needed_libraries(boost::dll::this_line_location().string()))
+      if (is_torch_library(name)) torch.push_back(name);
+    return torch;
+  }();
+  if (ours.empty()) return "";  // cannot tell: let the plugin's info decide
+  for (const std::string& name : needed_libraries(file))
+    if (is_torch_library(name) && std::find(ours.begin(), ours.end(), name) == ours.end())
+      return name;
+  return "";
 }
 
 // "libpelab_pe_learned.so" -> {pe, learned}; nullopt when the name does not follow the pattern.
@@ -217,6 +284,12 @@ const LoadedPlugin& Registry::load_file(const std::string& file) {
                      file));
   }
 
+  if (const std::string foreign = foreign_torch_library(canonical); !foreign.empty()) {
+    fail(LoadFailure::kTorchVersionMismatch, file,
+         fmt::format("'{}' was built against another LibTorch: it needs {}, which this pelab "
+                     "(LibTorch {}) does not use, and loading both in one process crashes; {}",
+                     file, foreign, TORCH_VERSION, kRebuildHint));
+  }
   boost::dll::shared_library library;
   library.load(canonical, error, boost::dll::load_mode::rtld_lazy);
   if (error) {

@@ -249,7 +249,9 @@ RunCompute compute_record(const HostInfo& host, const std::string& precision) {
   compute.cpu = host.cpu.model_name;
   compute.isa = host.cpu.isa_text();
   compute.blas = host.blas.text();
-  compute.blas_kernel = host.blas.is_openblas ? host.blas.kernel : "not OpenBLAS";
+  compute.blas_kernel = host.blas.is_openblas        ? host.blas.kernel
+                        : host.blas.library == "MKL" ? "MKL"
+                                                     : "not OpenBLAS";
   compute.aten_kernels = host.aten_kernels;
   compute.precision = precision == "bf16"
                           ? fmt::format("bf16 ({})", host.bf16_native ? "native" : "emulated")

@@ -363,8 +363,7 @@ TEST_F(ReportFolder, FiguresOrderTokensByCommunityAndAlignThePeOntoTheLayout) {
   geometry.communities = torch::tensor({1, 0, 1, 0}, torch::kInt64);
   // The first seed of the point std=0.2: its final PE, block 0, the layout rotated and scaled.
   const torch::Tensor padded = torch::cat({geometry.coordinates, torch::zeros({4, 2})}, 1);
-  const torch::Tensor turned =
-      std::get<0>(torch::linalg::qr(torch::randn({4, 4}, torch::kFloat64)));
+  const torch::Tensor turned = std::get<0>(torch::linalg_qr(torch::randn({4, 4}, torch::kFloat64)));
   write_npy(dir_ / "exp/pe.init.std=0.2/seed-1/pe/tables-epoch-000002.npy",
             torch::stack({padded.matmul(turned) * 3.0, torch::randn({4, 4}, torch::kFloat64)})
                 .to(torch::kFloat32));

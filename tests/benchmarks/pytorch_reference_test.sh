@@ -6,5 +6,6 @@ source_dir=$2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 "$dump" paper "$work" 3
-# Debian's interpreter, where python3-torch installs (a pyenv python3 may come first on PATH).
-/usr/bin/python3 "$source_dir/benchmarks/pytorch_reference.py" check "$work"
+# The interpreter whose torch matches the LibTorch pelab was built against: Debian's, where
+# python3-torch installs (a pyenv python3 may come first on PATH), unless the build says otherwise.
+"${PELAB_TEST_PYTHON:-/usr/bin/python3}" "$source_dir/benchmarks/pytorch_reference.py" check "$work"

@@ -539,8 +539,8 @@ Figure aligned_figure(const Point& point, const RunRecord& run, const torch::Ten
   panel(truth, "true layout");
   for (std::int64_t b = 0; b < tables.size(0); ++b) {
     const torch::Tensor pe = tables[b] - tables[b].mean(0, true);  // [N, d]
-    const auto svd = torch::linalg::svd(pe.t().matmul(truth), /*full_matrices=*/false,
-                                        c10::nullopt);                         // P^T X = U S V^T
+    const auto svd =
+        torch::linalg_svd(pe.t().matmul(truth), /*full_matrices=*/false);      // P^T X = U S V^T
     const torch::Tensor rotation = std::get<0>(svd).matmul(std::get<2>(svd));  // [d, D]
     const double norm = pe.pow(2).sum().item<double>();
     const double scale = norm > 0 ? std::get<1>(svd).sum().item<double>() / norm : 0.0;
@@ -601,7 +601,7 @@ std::optional<Figure> pca_figure(const Experiment& experiment, std::size_t index
                         run.seed)));
   for (std::int64_t b = 0; b < tables.size(0); ++b) {
     const torch::Tensor centred = tables[b] - tables[b].mean(0, true);
-    const auto svd = torch::linalg::svd(centred, /*full_matrices=*/false, c10::nullopt);
+    const auto svd = torch::linalg_svd(centred, /*full_matrices=*/false);
     torch::Tensor xy = centred.matmul(std::get<2>(svd).slice(0, 0, 2).t());  // [N, 2]
     double explained = 0.0;
     {

@@ -173,17 +173,17 @@ std::string mean_sem(const std::map<std::string, Statistic>& stats, const std::s
                      double factor, const char* format) {
   auto it = stats.find(key);
   if (it == stats.end() || it->second.n == 0) return "-";
-  const std::string mean = fmt::format(format, factor * it->second.mean);
+  const std::string mean = fmt::format(fmt::runtime(format), factor * it->second.mean);
   // One seed has no standard error: the value alone, rather than a misleading "± 0".
   if (it->second.n == 1) return mean;
-  return mean + " ± " + fmt::format(format, factor * it->second.sem);
+  return mean + " ± " + fmt::format(fmt::runtime(format), factor * it->second.sem);
 }
 
 std::string value_of(const std::map<std::string, double>& values, const std::string& key,
                      double factor, const char* format) {
   auto it = values.find(key);
   if (it == values.end()) return "-";
-  return std::isfinite(it->second) ? fmt::format(format, factor * it->second) : "nan";
+  return std::isfinite(it->second) ? fmt::format(fmt::runtime(format), factor * it->second) : "nan";
 }
 
 std::string scale_text(const Point& point) {

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <vector>
 
+#include <ATen/Version.h>
 #include <fmt/format.h>
 
 #include "pelab/error.h"
@@ -179,7 +180,12 @@ const CpuFeatures& cpu_features() {
 }
 
 std::string BlasInfo::text() const {
-  if (!is_openblas) return "not OpenBLAS (no kernel to report)";
+  if (library == "MKL")
+    return fmt::format("Intel MKL {}, linked into LibTorch (it chooses its own kernels)",
+                       version.empty() ? "(version unknown)" : version);
+  if (!is_openblas)
+    return library.empty() ? "not OpenBLAS (no kernel to report)"
+                           : fmt::format("{} (not OpenBLAS: no kernel to report)", library);
   std::string choice_text;
   switch (choice) {
     case BlasKernelChoice::kDetected:
@@ -196,13 +202,40 @@ std::string BlasInfo::text() const {
                      threads, threads == 1 ? "" : "s");
 }
 
+namespace {
+
+// What LibTorch's build configuration (at::show_config) says of its BLAS: "MKL" with the
+// version, or BLAS_INFO's value.
+void read_libtorch_blas(BlasInfo& blas) {
+  const std::string config = at::show_config();
+  const std::size_t info = config.find("BLAS_INFO=");
+  if (info != std::string::npos) {
+    const std::size_t begin = info + std::strlen("BLAS_INFO=");
+    blas.library = config.substr(begin, config.find_first_of(", \n", begin) - begin);
+  }
+  if (blas.library != "mkl") return;
+  blas.library = "MKL";
+  const std::string marker = "Math Kernel Library Version ";
+  const std::size_t at = config.find(marker);
+  if (at != std::string::npos) {
+    const std::size_t begin = at + marker.size();
+    blas.version = config.substr(begin, config.find_first_of("- \n", begin) - begin);
+  }
+}
+
+}  // namespace
+
 BlasInfo blas_info() {
   BlasInfo blas;
   const auto corename = blas_symbol<StringFunction>("openblas_get_corename");
   const auto config = blas_symbol<StringFunction>("openblas_get_config");
   const auto threads = blas_symbol<IntFunction>("openblas_get_num_threads");
-  if (corename == nullptr || config == nullptr) return blas;
+  if (corename == nullptr || config == nullptr) {
+    read_libtorch_blas(blas);
+    return blas;
+  }
   blas.is_openblas = true;
+  blas.library = "OpenBLAS";
   blas.kernel = corename();
   blas.config = config();
   std::istringstream words(blas.config);
@@ -255,7 +288,7 @@ HostInfo host_info() {
   host.aten_kernels = aten_kernels(host.cpu);
   host.bf16_native = cpu_has_native_bf16();
   const std::string cpu_class = vector_class(host.cpu.vector_rank());
-  if (!host.blas.is_openblas) {
+  if (!host.blas.is_openblas && host.blas.library != "MKL") {
     host.warnings.push_back(
         "LibTorch's BLAS is not OpenBLAS: pelab cannot tell its kernel. Debian's reference BLAS "
         "is about 40x slower: install libopenblas0-openmp (docs/performance.md)");

@@ -311,7 +311,7 @@ inline torch::Tensor centred(const torch::Tensor& x) {
 inline torch::Tensor pca_spectrum(const torch::Tensor& x) {
   const torch::Tensor c = centred(x);
   const double n = static_cast<double>(std::max<std::int64_t>(c.size(0) - 1, 1));
-  const torch::Tensor singular = torch::linalg::svdvals(c, c10::nullopt);
+  const torch::Tensor singular = torch::linalg_svdvals(c);
   return singular.pow(2) / n;
 }
 
@@ -323,7 +323,7 @@ inline torch::Tensor kernel_spectrum(const torch::Tensor& kernel) {
   const torch::Tensor h = torch::eye(n, torch::kFloat64) -
                           torch::full({n, n}, 1.0 / static_cast<double>(n), torch::kFloat64);
   const torch::Tensor centred_kernel = h.matmul((k + k.t()) / 2).matmul(h);
-  const torch::Tensor eigen = std::get<0>(torch::linalg::eigh(centred_kernel, "L"));
+  const torch::Tensor eigen = std::get<0>(torch::linalg_eigh(centred_kernel, "L"));
   const double denominator = static_cast<double>(std::max<std::int64_t>(n - 1, 1));
   return std::get<0>(eigen.clamp_min(0).sort(0, /*descending=*/true)) / denominator;
 }

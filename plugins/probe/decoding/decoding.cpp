@@ -49,7 +49,7 @@ class DecodingProbe : public Probe {
       const torch::Tensor gram =
           z_train.matmul(z_train.t()) + alpha_ * torch::eye(rows, torch::kFloat64);
       // The pseudo-inverse: with alpha = 0 the minimum-norm least-squares fit.
-      const torch::Tensor dual = torch::linalg::pinv(gram, 1e-10).matmul(y_train - y_mean);
+      const torch::Tensor dual = torch::linalg_pinv(gram, 1e-10).matmul(y_train - y_mean);
       predicted.index_put_({test}, z_test.matmul(z_train.t()).matmul(dual) + y_mean);
     }
     const torch::Tensor residual = (y - predicted).pow(2).sum(0);

@@ -42,8 +42,7 @@ class ProcrustesProbe : public Probe {
     const torch::Tensor x = normalised(a, width);
     const torch::Tensor y = normalised(b, width);
     if (x.norm().item<double>() == 0 || y.norm().item<double>() == 0) return pm::kNaN;
-    const double nuclear =
-        torch::linalg::svdvals(x.t().matmul(y), c10::nullopt).sum().item<double>();
+    const double nuclear = torch::linalg_svdvals(x.t().matmul(y)).sum().item<double>();
     return std::max(0.0, 1.0 - nuclear * nuclear);
   }
 

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include <ATen/Version.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -37,9 +38,24 @@ TEST(CpuFeatures, IsaTextNamesEachClass) {
   EXPECT_EQ(CpuFeatures{}.isa_text(), "SSE only, no AMX");
 }
 
-// The suite's set-up installs Debian's OpenBLAS (libopenblas0-openmp): LibTorch runs on it.
+// Which BLAS LibTorch was built with, as its build configuration says.
+bool libtorch_has_mkl() {
+  return at::show_config().find("BLAS_INFO=mkl") != std::string::npos;
+}
+
+// The suite's set-up installs Debian's OpenBLAS (libopenblas0-openmp): Debian's LibTorch runs on
+// it. A PyTorch wheel's LibTorch has Intel's MKL linked in, and says so.
 TEST(BlasInfo, ReadsTheLoadedOpenBlas) {
   const BlasInfo blas = blas_info();
+  if (libtorch_has_mkl()) {
+    EXPECT_FALSE(blas.is_openblas);
+    EXPECT_EQ(blas.library, "MKL");
+    EXPECT_THAT(blas.version, MatchesRegex("[0-9]+\\.[0-9]+.*"));
+    EXPECT_THAT(blas.text(), HasSubstr("Intel MKL " + blas.version));
+    EXPECT_TRUE(host_info().warnings.empty() ||
+                host_info().warnings.front().find("BLAS") == std::string::npos);
+    return;
+  }
   ASSERT_TRUE(blas.is_openblas) << "LibTorch is not on OpenBLAS here";
   EXPECT_FALSE(blas.kernel.empty());
   EXPECT_THAT(blas.config, HasSubstr("OpenBLAS"));
@@ -57,7 +73,7 @@ TEST(HostReport, SaysEverySubject) {
   const std::string report = host_report(host);
   for (const char* subject : {"cpu:", "blas:", "aten:", "bf16:"})
     EXPECT_THAT(report, HasSubstr(subject));
-  EXPECT_THAT(host_line(host), HasSubstr("blas OpenBLAS"));
+  EXPECT_THAT(host_line(host), HasSubstr(libtorch_has_mkl() ? "blas Intel MKL" : "blas OpenBLAS"));
   EXPECT_EQ(host.bf16_native, cpu_has_native_bf16());
 }
 

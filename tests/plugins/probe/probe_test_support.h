@@ -33,7 +33,7 @@ inline PESnapshot snapshot(const std::vector<torch::Tensor>& tables) {
 
 /// A random orthogonal d x d matrix (QR of a Gaussian matrix).
 inline torch::Tensor rotation(std::int64_t d) {
-  return std::get<0>(torch::linalg::qr(torch::randn({d, d}, torch::kFloat64)));
+  return std::get<0>(torch::linalg_qr(torch::randn({d, d}, torch::kFloat64)));
 }
 
 /// A model of the marker task: 2 blocks of width 8 with `pe_plugin` (its defaults) in each,

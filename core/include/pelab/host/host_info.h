@@ -43,12 +43,16 @@ enum class BlasKernelChoice {
   kPelab,        ///< pelab, because OpenBLAS's detection fell back below the CPU (blas_kernel.h)
 };
 
-/// The BLAS of this process, read through the symbols that the loaded OpenBLAS exports; any other
-/// BLAS (or none) is reported as not OpenBLAS, with no kernel to speak of.
+/// The BLAS of this process, read through the symbols that the loaded OpenBLAS exports; else
+/// LibTorch's own build configuration says which BLAS it was built with: the PyTorch wheels link
+/// Intel's MKL statically (it picks its kernels itself, and exports nothing to ask); any other is
+/// reported by that name, with no kernel to speak of.
 struct BlasInfo {
   bool is_openblas = false;
+  /// "OpenBLAS", "MKL", or LibTorch's BLAS_INFO for another ("generic", ...); "" when unknown.
+  std::string library;
   std::string config;   ///< openblas_get_config(): "OpenBLAS 0.3.21 DYNAMIC_ARCH ..."
-  std::string version;  ///< "0.3.21"
+  std::string version;  ///< "0.3.21"; MKL's "2024.2"
   std::string kernel;   ///< openblas_get_corename(): "Prescott", "SkylakeX", "Zen", ...
   int threads = 0;      ///< openblas_get_num_threads()
   BlasKernelChoice choice = BlasKernelChoice::kDetected;
