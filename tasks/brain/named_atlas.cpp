@@ -322,13 +322,13 @@ Volume resample_labels(const Volume& labels, const Grid& target, const std::stri
                        std::hypot(target.affine[2], target.affine[6], target.affine[10])};
   out.data.assign(static_cast<std::size_t>(target.voxels()), 0.0f);
   const Grid& source = labels.grid;
+  const Grid to_source_grid{0, 0, 0, to_source};  // world -> source voxel indices
   for (std::int64_t k = 0; k < target.nz; ++k)
     for (std::int64_t j = 0; j < target.ny; ++j)
       for (std::int64_t i = 0; i < target.nx; ++i) {
         const std::array<double, 3> xyz =
             target.world(static_cast<double>(i), static_cast<double>(j), static_cast<double>(k));
-        const Grid inverse_grid{0, 0, 0, to_source};
-        const std::array<double, 3> ijk = inverse_grid.world(xyz[0], xyz[1], xyz[2]);
+        const std::array<double, 3> ijk = to_source_grid.world(xyz[0], xyz[1], xyz[2]);
         const auto si = static_cast<std::int64_t>(std::llround(ijk[0]));
         const auto sj = static_cast<std::int64_t>(std::llround(ijk[1]));
         const auto sk = static_cast<std::int64_t>(std::llround(ijk[2]));
