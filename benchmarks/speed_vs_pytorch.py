@@ -1,16 +1,24 @@
-"""pelab's training step beside PyTorch eager's and beside the machine's matrix throughput, in one
-run, on the same machine and thread counts.
+"""pelab's training step beside what a user would pick instead, in one run, same machine, same
+thread counts, same workloads.
 
-For each thread count and each of --rounds rounds it times, one after the other:
-  (a) pelab: `pelab_training_benchmark --benchmark_filter=BM_TrainStep/<workload>` (steps/s);
-  (b) the same architecture in PyTorch eager (pytorch_reference.py), same batch shape, AdamW;
-  (c) the matrix throughput: every GEMM of one training step (shapes from
-      `pelab_training_benchmark --gemms=<workload>`) timed with torch.mm / torch.bmm.
-and prints the medians: steps/s of (a) and (b), their ratio, and pelab's useful FLOPs per second
-(GEMM FLOPs of forward + backward, no recomputation) as a fraction of (c). Interleaving the rounds
-keeps the three comparable on a noisy, shared machine.
+Five contenders, each skipped (and said so) when it is not there:
+  pelab 1.13      pelab_training_benchmark of --build (Debian's LibTorch 1.13)
+  pelab current   pelab_training_benchmark of --current-build (`make build-current-torch`)
+  PyTorch 1.13    the same architecture in PyTorch eager (pytorch_reference.py), --python
+  PyTorch current the same in the current PyTorch, eager, --current-python
+  compile         the same in the current PyTorch under torch.compile (inductor, CPU)
 
-    /usr/bin/python3 benchmarks/speed_vs_pytorch.py --build build --threads 1 2
+For each workload (benchmarks/workloads/), precision (fp32; bf16: the forward pass under bfloat16
+autocast in all five) and thread count, it interleaves --rounds rounds of the five, so that the
+machine's noise falls on all of them alike, and prints the medians of steps/s and the median of the
+per-round ratios. Each PyTorch contender is one long-lived worker process (this script, run by that
+Python with --worker), which builds its model once (torch.compile compiles once) and answers "time N
+steps" requests. Each PyTorch worker also times the step's GEMMs alone (shapes from
+`pelab_training_benchmark --gemms=<workload>`) with torch.matmul: the matrix throughput that pelab's
+useful FLOPs are compared with.
+
+    /usr/bin/python3 benchmarks/speed_vs_pytorch.py --build build \\
+        --current-build build-current-torch --workloads paper quick large --threads 1 2
 """
 
 import argparse
@@ -21,12 +29,104 @@ import subprocess
 import sys
 import time
 
-import torch
-import torch.nn.functional as F
+HERE = os.path.dirname(os.path.abspath(__file__))
+CONTENDERS = ["pelab 1.13", "pelab current", "PyTorch 1.13", "PyTorch current", "compile"]
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pytorch_reference import Model  # noqa: E402
 
+# --- the worker: one PyTorch contender, run by its own Python ---------------------------------------
+
+def worker(args):
+    import torch
+    import torch.nn.functional as F
+    sys.path.insert(0, HERE)
+    from pytorch_reference import Model
+
+    workload = json.loads(open(args.gemms_json).read())
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    model = Model(workload["input_size"], workload["num_classes"], workload["layers"],
+                  workload["d_model"], workload["heads"], workload["tokens"])
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    inputs = torch.randn(workload["batch"], workload["tokens"], workload["input_size"])
+    targets = torch.randint(0, workload["num_classes"], (workload["batch"],))
+    forward = torch.compile(model) if args.worker == "compile" else model
+    bf16 = args.precision == "bf16"
+
+    def step():
+        optimizer.zero_grad()
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            output = forward(inputs)
+        loss = F.nll_loss(output.float(), targets)
+        loss.backward()
+        optimizer.step()
+
+    start = time.perf_counter()
+    for _ in range(3):  # warm-up; torch.compile compiles here
+        step()
+    warm_up = time.perf_counter() - start
+    dtype = torch.bfloat16 if bf16 else torch.float32
+    operands = []
+    for gemm in workload["gemms"]:
+        shape_a, shape_b = (gemm["m"], gemm["k"]), (gemm["k"], gemm["n"])
+        if gemm["batch"] > 1:
+            shape_a, shape_b = (gemm["batch"],) + shape_a, (gemm["batch"],) + shape_b
+        operands.append((torch.randn(shape_a, dtype=dtype), torch.randn(shape_b, dtype=dtype),
+                         gemm["repeat"]))
+    print(json.dumps({"torch": torch.__version__, "blas": blas_library(),
+                      "warm_up_s": warm_up}), flush=True)
+    for line in sys.stdin:
+        what, count = line.split()
+        count = int(count)
+        start = time.perf_counter()
+        if what == "steps":
+            for _ in range(count):
+                step()
+            rate = count / (time.perf_counter() - start)
+        else:  # "matrix": GFLOP/s of the step's GEMMs, each as often as the step performs it
+            for _ in range(count):
+                for a, b, repeat in operands:
+                    for _ in range(repeat):
+                        torch.matmul(a, b)
+            rate = count * workload["flops_per_step"] / (time.perf_counter() - start) / 1e9
+        print(rate, flush=True)
+    return 0
+
+
+def blas_library():
+    """The BLAS this process loaded (Debian's libblas.so.3 is an alternatives link; MKL is linked
+    into the wheel's LibTorch and shows as libtorch_cpu)."""
+    with open("/proc/self/maps") as maps:
+        paths = {line.split()[-1] for line in maps
+                 if ("blas" in line.lower() or "mkl" in line.lower()) and "/" in line}
+    return ", ".join(sorted(paths)) or "linked into libtorch_cpu"
+
+
+class Worker:
+    """A running worker process: one PyTorch contender for one workload, precision and thread
+    count."""
+
+    def __init__(self, python, mode, gemms_json, threads, precision):
+        env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
+        self.process = subprocess.Popen(
+            [python, os.path.abspath(__file__), "--worker", mode, "--gemms-json", gemms_json,
+             "--threads", str(threads), "--precision", precision],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the {mode} worker of {python} exited before it was ready")
+        self.info = json.loads(line)
+
+    def time(self, what, count):
+        self.process.stdin.write(f"{what} {count}\n")
+        self.process.stdin.flush()
+        return float(self.process.stdout.readline())
+
+    def close(self):
+        self.process.stdin.close()
+        self.process.wait()
+
+
+# --- the orchestrator --------------------------------------------------------------------------------
 
 def pelab_steps_per_second(benchmark, workload, threads, min_time):
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
@@ -36,115 +136,162 @@ def pelab_steps_per_second(benchmark, workload, threads, min_time):
         check=True, capture_output=True, text=True, env=env).stdout
     runs = json.loads(output)["benchmarks"]
     if not runs:
-        raise SystemExit(f"pelab_training_benchmark ran no benchmark for workload '{workload}'")
+        raise SystemExit(f"{benchmark} ran no benchmark for workload '{workload}'")
     return runs[0]["steps_per_s"]
 
 
-def eager_steps_per_second(model, optimizer, inputs, targets, steps):
-    def step():
-        optimizer.zero_grad()
-        loss = F.nll_loss(model(inputs), targets)
-        loss.backward()
-        optimizer.step()
+def find_contenders(args):
+    """{contender: how to run it}, and a line for each one that is missing."""
+    found, missing = {}, []
+    for name, build in (("pelab 1.13", args.build), ("pelab current", args.current_build)):
+        benchmark = os.path.join(build, "bin", "pelab_training_benchmark") if build else None
+        if benchmark and os.access(benchmark, os.X_OK):
+            found[name] = benchmark
+        else:
+            missing.append(f"{name}: no {benchmark or 'build given'}")
+    for name, python in (("PyTorch 1.13", args.python), ("PyTorch current", args.current_python)):
+        if python and os.access(python, os.X_OK):
+            found[name] = python
+        else:
+            missing.append(f"{name}: no {python or 'python given'}")
+    if "PyTorch current" in found and not args.no_compile:
+        found["compile"] = found["PyTorch current"]
+    return found, missing
 
-    step()  # warm-up
-    start = time.perf_counter()
-    for _ in range(steps):
-        step()
-    return steps / (time.perf_counter() - start)
+
+def measure(args, contenders, workload_name, precision, threads):
+    pelab_workload = workload_name + ("_bf16" if precision == "bf16" else "")
+    gemm_source = contenders.get("pelab 1.13") or contenders.get("pelab current")
+    workload = json.loads(subprocess.run([gemm_source, f"--gemms={pelab_workload}"], check=True,
+                                         capture_output=True, text=True).stdout)
+    gemms_json = os.path.join(args.scratch, f"{pelab_workload}.json")
+    with open(gemms_json, "w") as f:
+        json.dump(workload, f)
+    workers = {}
+    for name, mode in (("PyTorch 1.13", "eager"), ("PyTorch current", "eager"),
+                       ("compile", "compile")):
+        if name in contenders:
+            workers[name] = Worker(contenders[name], mode, gemms_json, threads, precision)
+    steps = {name: [] for name in contenders}
+    matrix = {name: [] for name in workers if name != "compile"}
+    try:
+        for round_index in range(args.rounds):
+            for name in ("pelab 1.13", "pelab current"):
+                if name in contenders:
+                    steps[name].append(pelab_steps_per_second(contenders[name], pelab_workload,
+                                                              threads, args.min_time))
+            for name, w in workers.items():
+                # As many steps as about --min-time seconds, from the last round's rate.
+                pelab_rate = next((steps[p][-1] for p in ("pelab 1.13", "pelab current")
+                                   if steps.get(p)), 1.0)
+                rate = steps[name][-1] if steps[name] else pelab_rate
+                steps[name].append(w.time("steps", max(2, round(rate * float(args.min_time)))))
+                if name in matrix:
+                    matrix[name].append(w.time("matrix", 3))
+            print(f"  {pelab_workload} threads {threads} round {round_index + 1}: " + ", ".join(
+                f"{name} {values[-1]:.3f}" for name, values in steps.items()) + " steps/s",
+                flush=True)
+    finally:
+        for w in workers.values():
+            w.close()
+    row = {"workload": workload_name, "precision": precision, "threads": threads,
+           "flops_per_step": workload["flops_per_step"],
+           "torch": {name: w.info for name, w in workers.items()}}
+    row["steps_per_s"] = {name: statistics.median(v) for name, v in steps.items()}
+    row["matrix_gflop_per_s"] = {name: statistics.median(v) for name, v in matrix.items()}
+
+    def ratio(a, b):
+        if a in steps and b in steps:
+            return statistics.median(x / y for x, y in zip(steps[a], steps[b]))
+        return None
+
+    row["ratios"] = {"pelab 1.13 / PyTorch 1.13": ratio("pelab 1.13", "PyTorch 1.13"),
+                     "pelab current / PyTorch current": ratio("pelab current", "PyTorch current"),
+                     "pelab current / compile": ratio("pelab current", "compile"),
+                     "pelab current / pelab 1.13": ratio("pelab current", "pelab 1.13")}
+    for pelab, torch_name in (("pelab 1.13", "PyTorch 1.13"), ("pelab current", "PyTorch current")):
+        if pelab in steps and torch_name in matrix:
+            row.setdefault("fraction_of_matrix", {})[pelab] = statistics.median(
+                s * workload["flops_per_step"] / 1e9 / m
+                for s, m in zip(steps[pelab], matrix[torch_name]))
+    return row
 
 
-def matrix_throughput(gemms, repeats):
-    """GFLOP/s of torch.mm/bmm over the step's GEMMs, each timed as the step performs it."""
-    operands = []
-    for gemm in gemms:
-        shape_a = (gemm["m"], gemm["k"])
-        shape_b = (gemm["k"], gemm["n"])
-        if gemm["batch"] > 1:
-            shape_a, shape_b = (gemm["batch"],) + shape_a, (gemm["batch"],) + shape_b
-        operands.append((torch.randn(shape_a), torch.randn(shape_b), gemm["repeat"]))
-    for a, b, _ in operands:  # warm-up
-        torch.matmul(a, b)
-    flops = sum(2.0 * g["m"] * g["k"] * g["n"] * g["batch"] * g["repeat"] for g in gemms)
-    start = time.perf_counter()
-    for _ in range(repeats):
-        for a, b, repeat in operands:
-            for _ in range(repeat):
-                torch.matmul(a, b)
-    return repeats * flops / (time.perf_counter() - start) / 1e9
+def cell(value, form):
+    return "-" if value is None else form.format(value)
+
+
+def print_tables(rows):
+    print()
+    print("| workload | precision | threads | " + " | ".join(CONTENDERS) + " |")
+    print("|---|---|---:|" + "---:|" * len(CONTENDERS))
+    for r in rows:
+        print(f"| {r['workload']} | {r['precision']} | {r['threads']} | " + " | ".join(
+            cell(r["steps_per_s"].get(name), "{:.3f}") for name in CONTENDERS) + " |")
+    print("(steps/s, medians of the interleaved rounds)")
+    names = list(rows[0]["ratios"]) if rows else []
+    print()
+    print("| workload | precision | threads | " + " | ".join(names) +
+          " | pelab 1.13, fraction of matrix | pelab current, fraction of matrix |")
+    print("|---|---|---:|" + "---:|" * (len(names) + 2))
+    for r in rows:
+        fractions = r.get("fraction_of_matrix", {})
+        print(f"| {r['workload']} | {r['precision']} | {r['threads']} | " + " | ".join(
+            cell(r["ratios"][n], "{:.2f}x") for n in names) + " | " +
+            cell(fractions.get("pelab 1.13"), "{:.0%}") + " | " +
+            cell(fractions.get("pelab current"), "{:.0%}") + " |")
+    print("(medians of the per-round ratios; fraction of matrix: pelab's useful GEMM FLOP/s over "
+          "its own LibTorch's torch.matmul on the step's GEMMs, in the row's precision)")
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--build", default="build", help="pelab's build folder")
-    parser.add_argument("--workload", default="paper", help="benchmarks/workloads/<name>.toml")
+    parser.add_argument("--worker", choices=["eager", "compile"], help=argparse.SUPPRESS)
+    parser.add_argument("--gemms-json", help=argparse.SUPPRESS)
+    parser.add_argument("--precision", default="fp32", help=argparse.SUPPRESS)
+    parser.add_argument("--build", default="build", help="pelab on Debian's LibTorch 1.13")
+    parser.add_argument("--current-build", default="build-current-torch",
+                        help="pelab on the current LibTorch (make build-current-torch)")
+    parser.add_argument("--python", default="/usr/bin/python3",
+                        help="a Python with PyTorch 1.13 (Debian's python3-torch)")
+    parser.add_argument("--current-python", default=None,
+                        help="a Python with the current PyTorch (default: the venv of "
+                             "--current-build)")
+    parser.add_argument("--no-compile", action="store_true", help="leave out torch.compile")
+    parser.add_argument("--workloads", nargs="+", default=["paper"],
+                        help="benchmarks/workloads/<name>.toml: paper, quick, large")
+    parser.add_argument("--precisions", nargs="+", default=["fp32", "bf16"],
+                        choices=["fp32", "bf16"])
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--steps", type=int, default=10, help="eager steps per round")
-    parser.add_argument("--min-time", default="3", help="pelab's benchmark_min_time per round (s)")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--min-time", default="2", help="seconds each contender runs per round")
+    parser.add_argument("--scratch", default="/tmp", help="where the workloads' GEMM lists go")
     parser.add_argument("--json", help="also write the results here")
     args = parser.parse_args()
+    if args.worker:
+        args.threads = args.threads[0]
+        return worker(args)
+    if args.current_python is None and args.current_build:
+        args.current_python = os.path.join(args.current_build, "venv", "bin", "python")
 
-    benchmark = os.path.join(args.build, "bin", "pelab_training_benchmark")
-    if not os.access(benchmark, os.X_OK):
-        raise SystemExit(f"{benchmark} not found: build pelab first (cmake --build {args.build})")
-    workload = json.loads(subprocess.run([benchmark, f"--gemms={args.workload}"], check=True,
-                                         capture_output=True, text=True).stdout)
-    flops = workload["flops_per_step"]
-    print(f"workload {args.workload}: {workload['layers']} blocks, d_model {workload['d_model']}, "
-          f"{workload['heads']} heads, {workload['tokens']} tokens, batch {workload['batch']}; "
-          f"{flops / 1e9:.2f} GFLOP per step in {len(workload['gemms'])} GEMM shapes")
-    print(f"torch {torch.__version__}, BLAS: {blas_library()}")
-
-    results = []
-    for threads in args.threads:
-        torch.set_num_threads(threads)
-        torch.manual_seed(0)
-        model = Model(workload["input_size"], workload["num_classes"], workload["layers"],
-                      workload["d_model"], workload["heads"], workload["tokens"])
-        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
-        inputs = torch.randn(workload["batch"], workload["tokens"], workload["input_size"])
-        targets = torch.randint(0, workload["num_classes"], (workload["batch"],))
-        pelab, eager, matrix = [], [], []
-        for round_index in range(args.rounds):
-            pelab.append(pelab_steps_per_second(benchmark, args.workload, threads, args.min_time))
-            eager.append(eager_steps_per_second(model, optimizer, inputs, targets, args.steps))
-            matrix.append(matrix_throughput(workload["gemms"], repeats=3))
-            print(f"  threads {threads} round {round_index + 1}: pelab {pelab[-1]:.3f} steps/s, "
-                  f"pytorch {eager[-1]:.3f} steps/s, matrix {matrix[-1]:.1f} GFLOP/s", flush=True)
-        row = {
-            "threads": threads,
-            "pelab_steps_per_s": statistics.median(pelab),
-            "pytorch_steps_per_s": statistics.median(eager),
-            "ratio": statistics.median(p / e for p, e in zip(pelab, eager)),
-            "matrix_gflop_per_s": statistics.median(matrix),
-            "pelab_gflop_per_s": statistics.median(pelab) * flops / 1e9,
-        }
-        row["fraction_of_matrix"] = statistics.median(
-            p * flops / 1e9 / m for p, m in zip(pelab, matrix))
-        results.append(row)
-
-    print()
-    print(f"| threads | pelab steps/s | PyTorch eager steps/s | pelab / PyTorch | "
-          f"matrix GFLOP/s | pelab GFLOP/s | fraction of matrix |")
-    print("|---:|---:|---:|---:|---:|---:|---:|")
-    for r in results:
-        print(f"| {r['threads']} | {r['pelab_steps_per_s']:.3f} | {r['pytorch_steps_per_s']:.3f} "
-              f"| {r['ratio']:.2f}x | {r['matrix_gflop_per_s']:.1f} | "
-              f"{r['pelab_gflop_per_s']:.1f} | {100 * r['fraction_of_matrix']:.0f}% |")
-    print(f"(medians of {args.rounds} interleaved rounds; ratios are medians of per-round ratios)")
+    contenders, missing = find_contenders(args)
+    if not any(name.startswith("pelab") for name in contenders):
+        raise SystemExit("no pelab build found: build pelab first (make build)")
+    for line in missing:
+        print(f"not measured: {line}")
+    rows = []
+    for workload in args.workloads:
+        for precision in args.precisions:
+            for threads in args.threads:
+                rows.append(measure(args, contenders, workload, precision, threads))
+    for name, info in rows[0]["torch"].items():
+        print(f"{name}: torch {info['torch']}, BLAS {info['blas']}")
+    print_tables(rows)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"workload": workload, "results": results}, f, indent=2)
+            json.dump(rows, f, indent=2)
     return 0
-
-
-def blas_library():
-    """The BLAS this process actually loaded (Debian's libblas.so.3 is an alternatives link)."""
-    with open("/proc/self/maps") as maps:
-        paths = {line.split()[-1] for line in maps if "blas" in line.lower() and "/" in line}
-    return ", ".join(sorted(paths)) or "none loaded yet"
 
 
 if __name__ == "__main__":

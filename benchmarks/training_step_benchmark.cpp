@@ -1,6 +1,6 @@
 // One training step (forward, backward, AdamW) and one evaluation pass of pelab's encoder on the
-// workloads of benchmarks/workloads/: the paper's model on the Latin Square task (also in bf16
-// autocast), the quick protocol's smaller one, and a larger one.
+// workloads of benchmarks/workloads/: the paper's model on the Latin Square task, the quick
+// protocol's smaller one and a larger one, each also in bf16 autocast.
 //
 //   pelab_training_benchmark [--threads=N] [--gemms=WORKLOAD] [Google Benchmark flags]
 //
@@ -81,6 +81,13 @@ BENCHMARK_CAPTURE(BM_TrainStep, paper_bf16, std::string("paper_bf16"))
 BENCHMARK_CAPTURE(BM_TrainStep, quick, std::string("quick"))
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+BENCHMARK_CAPTURE(BM_TrainStep, quick_bf16, std::string("quick_bf16"))
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_TrainStep, large_bf16, std::string("large_bf16"))
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MinTime(2.0);
 BENCHMARK_CAPTURE(BM_Evaluate, paper, std::string("paper"))
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
