@@ -10,13 +10,13 @@
 #include <cmath>
 #include <filesystem>
 #include <numeric>
-#include <random>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include "masked_splits.h"
 #include "named_atlas.h"
 #include "parcel_centroids.h"
 #include "parcel_time_series.h"
@@ -25,6 +25,7 @@
 #include "pelab/error.h"
 #include "pelab/host/host_info.h"
 #include "pelab/plugin.h"
+#include "pelab/random.h"
 #include "pelab/run_io.h"
 #include "subjects.h"
 #include "synthetic_cohort.h"
@@ -88,7 +89,8 @@ class BrainTask final : public Task {
   explicit BrainTask(const PluginContext& context)
       : params_(context.params),
         window_(params_.integer("window")),
-        stride_(params_.integer("stride")) {
+        stride_(params_.integer("stride")),
+        splits_(params_, "brain") {
     const std::string& source = params_.string("source");
     Cohort cohort = source == "synthetic" ? synthetic()
                     : source == "sample"  ? sample(context.data_dir)
@@ -101,22 +103,11 @@ class BrainTask final : public Task {
   Layout layout() const override { return layout_; }
   std::int64_t input_size() const override { return window_; }
   Objective objective() const override { return Objective::masked_token_regression(window_); }
-  std::vector<std::string> splits() const override { return {"train", "test", "test_high_mask"}; }
+  std::vector<std::string> splits() const override { return tasks::MaskedSplits::names(); }
 
   Dataset load(const std::string& split) override {
-    Dataset data;
-    if (split == "train") {
-      data = train_;
-      data.mask_ratio = params_.real("mask_ratio");
-    } else if (split == "test" || split == "test_high_mask") {
-      data = test_;
-      data.mask_ratio =
-          split == "test" ? params_.real("mask_ratio") : params_.real("high_mask_ratio");
-    } else {
-      throw Error(fmt::format("the brain task has no split '{}'; its splits are {}", split,
-                              fmt::join(splits(), ", ")));
-    }
-    return data;
+    return splits_.load(
+        split, [&] { return train_; }, [&] { return test_; });
   }
 
  private:
@@ -341,11 +332,8 @@ class BrainTask final : public Task {
                   held_out, subjects);
       std::vector<std::int64_t> order(static_cast<std::size_t>(subjects));
       std::iota(order.begin(), order.end(), 0);
-      std::mt19937_64 random(static_cast<std::uint64_t>(params_.integer("split_seed")));
-      for (std::int64_t i = subjects - 1; i > 0; --i) {  // Fisher-Yates, portable
-        std::swap(order[static_cast<std::size_t>(i)],
-                  order[static_cast<std::size_t>(random() % static_cast<std::uint64_t>(i + 1))]);
-      }
+      Random::from_engine_seed(static_cast<std::uint64_t>(params_.integer("split_seed")))
+          .shuffle(order);
       std::sort(order.begin(), order.begin() + held_out);
       std::sort(order.begin() + held_out, order.end());
       for (std::int64_t i = 0; i < subjects; ++i) {
@@ -440,6 +428,7 @@ class BrainTask final : public Task {
   Params params_;
   std::int64_t window_;
   std::int64_t stride_;
+  tasks::MaskedSplits splits_;
   Dataset train_;
   Dataset test_;
   Layout layout_;
@@ -532,10 +521,7 @@ void declare(ParamSchema& schema) {
   schema.integer("split_seed", 0, "Seed of the choice of held-out subjects.").at_least(0);
   schema.real("test_fraction", 0.3, "test_subjects = 0: the fraction of time held out.")
       .in_range(0.01, 0.99);
-  schema.real("mask_ratio", 0.5, "Fraction of parcels masked in training and in \"test\".")
-      .in_range(0.01, 1.0);
-  schema.real("high_mask_ratio", 0.9, "Fraction of parcels masked in \"test_high_mask\".")
-      .in_range(0.01, 1.0);
+  tasks::MaskedSplits::declare(schema, "parcels");
 }
 
 std::shared_ptr<Task> create(const PluginContext& context) {

@@ -10,21 +10,17 @@
 
 #include <fmt/format.h>
 
+#include "dynamics.h"
 #include "named_atlas.h"
+#include "network.h"
 #include "parcel_centroids.h"
 #include "parcellation.h"
 #include "pelab/error.h"
-#include "random.h"
-#include "simulation.h"
+#include "pelab/random.h"
 #include "volume.h"
 
 namespace pelab::brain {
 namespace {
-
-namespace sim = network_simulation;
-
-using sim::Random;
-using sim::splitmix64;
 
 // Independent streams from one seed, so that changing one part (e.g. the number of volumes)
 // leaves the others (the atlas) as they were.
@@ -120,8 +116,7 @@ std::vector<std::int64_t> assign_networks(const std::vector<double>& centroids,
     std::iota(left_parcel.begin(), left_parcel.end(), 0);
   }
   std::vector<std::size_t> poles = spread_points(left, poles_needed, random);
-  for (std::size_t i = poles.size(); i > 1; --i)  // random pairing: shuffle, then k with k + K
-    std::swap(poles[i - 1], poles[random.below(i)]);
+  random.shuffle(poles);  // random pairing: shuffle, then k with k + K
 
   std::vector<std::int64_t> network(parcels, 0);
   for (std::size_t p = 0; p < parcels; ++p) {
@@ -143,8 +138,8 @@ std::vector<std::int64_t> assign_networks(const std::vector<double>& centroids,
 }
 
 // The subject's coupling: the shared weights times exp(jitter * N(0, 1)), rows renormalised.
-sim::Network jittered(const sim::Network& shared, double jitter, Random& random) {
-  sim::Network network = shared;
+tasks::Network jittered(const tasks::Network& shared, double jitter, Random& random) {
+  tasks::Network network = shared;
   const std::int64_t n = network.nodes;
   for (std::int64_t i = 0; i < n; ++i) {
     double* row = &network.coupling[i * n];
@@ -162,7 +157,7 @@ sim::Network jittered(const sim::Network& shared, double jitter, Random& random)
 }
 
 // The parcels' BOLD signal, [volumes, parcels], standardised per parcel.
-std::vector<double> parcel_signals(const sim::Network& network, const SyntheticCohortOptions& o,
+std::vector<double> parcel_signals(const tasks::Network& network, const SyntheticCohortOptions& o,
                                    std::uint64_t seed) {
   // Simulated at a fine step (at most 0.5 s, a whole fraction of the TR); one unit = 1 s.
   const auto per_volume = static_cast<std::int64_t>(std::ceil(o.tr_seconds / 0.5 - 1e-9));
@@ -170,12 +165,12 @@ std::vector<double> parcel_signals(const sim::Network& network, const SyntheticC
   const std::vector<double> hrf = canonical_hrf(fine);
   const auto warm_up = static_cast<std::int64_t>(hrf.size());  // the response's length, discarded
 
-  sim::DynamicsOptions dynamics;
+  tasks::DynamicsOptions dynamics;
   dynamics.sample_interval = fine;
   dynamics.dt = fine / std::ceil(fine / 0.05 - 1e-9);
-  const sim::Recording recording = [&] {
+  const tasks::Recording recording = [&] {
     try {
-      return sim::simulate(network, dynamics, warm_up + o.volumes * per_volume, seed);
+      return tasks::simulate(network, dynamics, warm_up + o.volumes * per_volume, seed);
     } catch (const std::invalid_argument& error) {
       throw Error(
           fmt::format("synthetic cohort: the simulation refused its options: {}", error.what()));
@@ -438,7 +433,7 @@ SyntheticCohort write_synthetic_cohort(const std::string& folder, const Syntheti
 
   cohort.mask = file("mask" + extension);
   cohort.atlas = file("atlas" + extension);
-  Random random(o.seed ^ kLayoutStream);
+  Random random = Random::from_splitmix(o.seed, kLayoutStream);
   const CohortLayout layout = o.atlas.empty() ? voronoi_layout(cohort.mask, cohort.atlas, o, random)
                                               : real_atlas_layout(cohort.mask, cohort.atlas, o);
   const Brain& brain = layout.brain;
@@ -454,12 +449,12 @@ SyntheticCohort write_synthetic_cohort(const std::string& folder, const Syntheti
   cohort.dropped = layout.dropped;
   const std::int64_t parcels = centroids.parcels();
 
-  sim::NetworkOptions coupling;
+  tasks::CouplingOptions coupling;
   coupling.length_scale = o.length_scale;
   coupling.between_module_scale = o.between_network_scale;
   coupling.density = o.density;
-  const sim::Network shared =
-      sim::network_from(unit_cube(centroids.xyz), 3, centroids.network, coupling);
+  const tasks::Network shared =
+      tasks::couple(unit_cube(centroids.xyz), 3, centroids.network, coupling);
 
   // Per voxel in the brain: its baseline (fixed anatomy) and its parcel.
   std::vector<double> baseline(brain.inside.size());
@@ -471,9 +466,9 @@ SyntheticCohort write_synthetic_cohort(const std::string& folder, const Syntheti
 
   const int digits = std::max(2, static_cast<int>(std::to_string(o.subjects).size()));
   for (std::int64_t s = 0; s < o.subjects; ++s) {
-    Random variation(subject_seed(o.seed, s, 0));
-    Random noise(subject_seed(o.seed, s, 1));
-    const sim::Network network = jittered(shared, o.coupling_jitter, variation);
+    Random variation = Random::from_splitmix(subject_seed(o.seed, s, 0));
+    Random noise = Random::from_splitmix(subject_seed(o.seed, s, 1));
+    const tasks::Network network = jittered(shared, o.coupling_jitter, variation);
     const std::vector<double> signal = parcel_signals(network, o, subject_seed(o.seed, s, 2));
 
     const std::string path = file(fmt::format("sub-{:0{}}_bold{}", s + 1, digits, extension));

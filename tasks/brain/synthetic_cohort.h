@@ -16,12 +16,13 @@
 //   frontal and parietal parts); every parcel joins the network of the pole nearest to its
 //   position mirrored into the left hemisphere, so that networks are bilateral. Networks are
 //   thus not single blobs: each is up to four regions, two per hemisphere;
-// - the coupling follows network_simulation::make_network's rule on the parcels' centroids
-//   (scaled into the unit cube) with the networks as modules; each subject's coupling weights are
-//   that shared coupling times exp(coupling_jitter * N(0, 1)), rows renormalised;
-// - the parcels' activity is network_simulation::simulate (default dynamics, one time unit = 1
-//   s, each subject its own noise and pulses) convolved with SPM's canonical haemodynamic
-//   response and sampled every tr_seconds, then standardised per parcel;
+// - the coupling follows the rule of the network model shared with the network_simulation task
+//   (tasks/common/network.h) on the parcels' centroids (scaled into the unit cube) with the
+//   networks as modules; each subject's coupling weights are that shared coupling times
+//   exp(coupling_jitter * N(0, 1)), rows renormalised;
+// - the parcels' activity is the network model's simulate (tasks/common/dynamics.h; default
+//   dynamics, one time unit = 1 s, each subject its own noise and pulses) convolved with SPM's
+//   canonical haemodynamic response and sampled every tr_seconds, then standardised per parcel;
 // - a voxel's BOLD value is its baseline (baseline x (1 + 0.05 N(0, 1)), fixed per voxel) +
 //   signal_scale x its parcel's signal + voxel_noise x N(0, 1) (new per voxel and volume); 0
 //   outside the mask. Stored as int16 with scl_slope (as scanners write them).
@@ -52,7 +53,7 @@ struct SyntheticCohortOptions {
   double baseline = 1000.0;
   double signal_scale = 20.0;
   double voxel_noise = 10.0;
-  /// The coupling (network_simulation::NetworkOptions of the same names).
+  /// The coupling (tasks::CouplingOptions; between_network_scale is its between_module_scale).
   double length_scale = 0.25;
   double between_network_scale = 0.2;
   double density = 0.25;

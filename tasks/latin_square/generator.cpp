@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "pelab/error.h"
-#include "random.h"
+#include "pelab/random.h"
 #include "solver.h"
 
 namespace pelab::latin_square {
@@ -93,7 +93,7 @@ std::vector<Puzzle> generate_puzzles(const GeneratorOptions& options,
   std::vector<Puzzle> puzzles;
   puzzles.reserve(static_cast<std::size_t>(options.per_condition) * kConditions);
   for (Condition condition : kAllConditions) {
-    Random random(options.seed, static_cast<std::uint64_t>(condition));
+    Random random = Random::from_seed_sequence(options.seed, static_cast<std::uint64_t>(condition));
     std::unordered_set<std::string> seen;
     const std::int64_t budget =
         options.max_attempts_per_puzzle * std::max<std::int64_t>(options.per_condition, 1);

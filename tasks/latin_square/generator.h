@@ -39,9 +39,10 @@ struct GeneratorOptions {
 ///      min_shapes..max_shapes shapes, one is drawn uniformly (so the number of distractor cells
 ///      varies); none: start again at 1;
 ///   4. it is kept if it is new and at least min_jaccard_distance from every reference.
-/// Condition k draws from its own stream of a std::mt19937_64 seeded with options.seed, so the
-/// first n puzzles of a condition do not depend on per_condition. Throws pelab::Error when the
-/// attempts run out (a threshold or a count that the puzzle space cannot satisfy).
+/// Condition k draws from its own stream of options.seed (pelab::Random::from_seed_sequence, a
+/// std::mt19937_64), so the first n puzzles of a condition do not depend on per_condition. Throws
+/// pelab::Error when the attempts run out (a threshold or a count that the puzzle space cannot
+/// satisfy).
 std::vector<Puzzle> generate_puzzles(const GeneratorOptions& options,
                                      const std::vector<Puzzle>& references);
 

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "pelab/error.h"
-#include "random.h"
+#include "pelab/random.h"
 
 namespace pelab::latin_square {
 namespace {
@@ -34,7 +34,7 @@ Split stratified_split(const std::vector<Puzzle>& puzzles, double train_fraction
   for (std::size_t i = 0; i < puzzles.size(); ++i) {
     by_condition[static_cast<int>(puzzles[i].condition)].push_back(static_cast<std::int64_t>(i));
   }
-  Random random(seed);
+  Random random = Random::from_seed_sequence(seed);
   std::array<std::vector<std::int64_t>, kConditions> train, test;
   for (Condition condition : kAllConditions) {
     const int c = static_cast<int>(condition);

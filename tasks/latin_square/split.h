@@ -14,10 +14,11 @@ struct Split {
 };
 
 /// A train/test split stratified by condition, as in the paper (90/10 of each condition).
-/// The puzzles of each condition are shuffled with a std::mt19937_64 seeded with `seed`; the first
-/// round(n * train_fraction) go to train, the rest to test. Both lists interleave the conditions
-/// (binary, ternary, quaternary, binary, ...), so every prefix of them is stratified too (see
-/// stratified_prefix). Throws pelab::Error if a condition would leave train or test empty.
+/// The puzzles of each condition are shuffled with pelab::Random::from_seed_sequence(seed) (a
+/// std::mt19937_64); the first round(n * train_fraction) go to train, the rest to test. Both lists
+/// interleave the conditions (binary, ternary, quaternary, binary, ...), so every prefix of them is
+/// stratified too (see stratified_prefix). Throws pelab::Error if a condition would leave train or
+/// test empty.
 Split stratified_split(const std::vector<Puzzle>& puzzles, double train_fraction,
                        std::uint64_t seed);
 

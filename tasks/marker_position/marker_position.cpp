@@ -3,11 +3,10 @@
 // the marker's content only through attention, so without positional information the task cannot
 // be solved: a quick check that a PE carries position.
 
-#include <random>
-
 #include <torch/torch.h>
 
 #include <pelab/plugin.h>
+#include <pelab/random.h>
 
 namespace pelab {
 namespace {
@@ -27,11 +26,11 @@ class MarkerPositionTask : public Task {
 
   Dataset load(const std::string& split) override {
     // Each split has its own stream, independent of the run's seed, so every run of a sweep
-    // trains and tests on the same samples.
-    std::mt19937_64 random(static_cast<std::uint64_t>(data_seed_) * 2 + (split == "test"));
+    // trains and tests on the same samples; pelab::Random's draws are the same with every
+    // standard library (std's distributions are not).
+    Random random =
+        Random::from_engine_seed(static_cast<std::uint64_t>(data_seed_) * 2 + (split == "test"));
     const std::int64_t samples = split == "train" ? train_samples_ : test_samples_;
-    std::uniform_int_distribution<std::int64_t> position(0, tokens_ - 1);
-    std::uniform_real_distribution<float> distractor(-1.0f, 1.0f);
 
     Dataset data;
     data.inputs = torch::zeros({samples, tokens_, 2});
@@ -40,9 +39,10 @@ class MarkerPositionTask : public Task {
     data.group_names = {"first_half", "second_half"};
     auto inputs = data.inputs.accessor<float, 3>();
     for (std::int64_t s = 0; s < samples; ++s) {
-      const std::int64_t marker = position(random);
-      for (std::int64_t t = 0; t < tokens_; ++t)
-        inputs[s][t][1] = distractor(random);
+      const auto marker =
+          static_cast<std::int64_t>(random.below(static_cast<std::uint64_t>(tokens_)));
+      for (std::int64_t t = 0; t < tokens_; ++t)  // uniform on [-1, 1]
+        inputs[s][t][1] = static_cast<float>(2.0 * random.uniform() - 1.0);
       inputs[s][marker][0] = 1.0f;
       data.targets[s] = marker;
       data.groups[s] = marker < tokens_ / 2 ? 0 : 1;

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include "masked_splits.h"
 #include "pelab/data_cache.h"
 #include "pelab/error.h"
 #include "pelab/host/host_info.h"
@@ -95,8 +96,7 @@ class NetworkSimulationTask final : public Task {
       : params_(context.params),
         window_(params_.integer("window")),
         stride_(params_.integer("stride")),
-        mask_ratio_(params_.real("mask_ratio")),
-        high_mask_ratio_(params_.real("high_mask_ratio")) {
+        splits_(params_, "network_simulation") {
     network_ = checked([&] { return make_network(network_options(params_)); });
     check_memory();
     // Both recordings are made (or read) here, so that bad parameters fail before training.
@@ -110,21 +110,11 @@ class NetworkSimulationTask final : public Task {
   Layout layout() const override { return layout_; }
   std::int64_t input_size() const override { return window_; }
   Objective objective() const override { return Objective::masked_token_regression(window_); }
-  std::vector<std::string> splits() const override { return {"train", "test", "test_high_mask"}; }
+  std::vector<std::string> splits() const override { return tasks::MaskedSplits::names(); }
 
   Dataset load(const std::string& split) override {
-    Dataset data;
-    if (split == "train") {
-      data = windows(train_);
-      data.mask_ratio = mask_ratio_;
-    } else if (split == "test" || split == "test_high_mask") {
-      data = windows(test_);
-      data.mask_ratio = split == "test" ? mask_ratio_ : high_mask_ratio_;
-    } else {
-      throw Error(fmt::format("the network_simulation task has no split '{}'; its splits are {}",
-                              split, fmt::join(splits(), ", ")));
-    }
-    return data;
+    return splits_.load(
+        split, [&] { return windows(train_); }, [&] { return windows(test_); });
   }
 
  private:
@@ -251,8 +241,7 @@ class NetworkSimulationTask final : public Task {
   Params params_;
   std::int64_t window_;
   std::int64_t stride_;
-  double mask_ratio_;
-  double high_mask_ratio_;
+  tasks::MaskedSplits splits_;
   Network network_;
   torch::Tensor train_;  // [time, nodes] float64
   torch::Tensor test_;
@@ -319,10 +308,7 @@ void declare(ParamSchema& schema) {
       .in_range(1, 1000000);
   schema.integer("train_seed", 1, "Seed of the training recording's noise and pulses.").at_least(0);
   schema.integer("test_seed", 2, "Seed of the test recording's noise and pulses.").at_least(0);
-  schema.real("mask_ratio", 0.5, "Fraction of nodes masked in training and in \"test\".")
-      .in_range(0.01, 1.0);
-  schema.real("high_mask_ratio", 0.9, "Fraction of nodes masked in \"test_high_mask\".")
-      .in_range(0.01, 1.0);
+  tasks::MaskedSplits::declare(schema, "nodes");
   // The cache.
   schema.boolean("cache", true,
                  "Keep the recordings in the data cache (keyed by every parameter above), so that "

@@ -1,153 +1,40 @@
 #include "simulation.h"
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
-#include <numeric>
-#include <sstream>
-#include <stdexcept>
+#include <string>
 #include <utility>
 
-#include "random.h"
+#include "option_checks.h"
+#include "pelab/random.h"
 
 namespace pelab::network_simulation {
 namespace {
 
-// Independent streams drawn from one user seed: the placement of the network, the noise and the
-// pulses each get their own, so that an extra pulse (simulate_with_pulse) changes no draw.
+// The placement's stream from the network's seed (the dynamics draw from streams of their own).
 constexpr std::uint64_t kPlacementStream = 0x5ee1d0f1a2b3c4d5ULL;
-constexpr std::uint64_t kNoiseStream = 0x6a09e667f3bcc908ULL;
-constexpr std::uint64_t kPulseStream = 0xbb67ae8584caa73bULL;
 
-// ---------------------------------------------------------------------------------------------
-// Option checks: each failure names the option, its value and what is allowed.
-
-std::string format(double value) {
-  std::ostringstream out;
-  out.precision(10);
-  out << value;
-  return out.str();
+tasks::CouplingOptions coupling_options(const NetworkOptions& o) {
+  tasks::CouplingOptions coupling;
+  coupling.length_scale = o.length_scale;
+  coupling.between_module_scale = o.between_module_scale;
+  coupling.density = o.density;
+  return coupling;
 }
 
-[[noreturn]] void reject(const std::string& option, const std::string& allowed,
-                         const std::string& got) {
-  throw std::invalid_argument(option + " must be " + allowed + ", got " + got);
-}
-
-void require(bool ok, const std::string& option, const std::string& allowed, double value) {
-  if (!ok) reject(option, allowed, format(value));
-}
-
-// Written so that NaN fails every check.
-void require_positive(double value, const std::string& option) {
-  require(value > 0.0 && std::isfinite(value), option, "> 0 (finite)", value);
-}
-
-void require_non_negative(double value, const std::string& option) {
-  require(value >= 0.0 && std::isfinite(value), option, ">= 0 (finite)", value);
-}
-
-void require_finite(double value, const std::string& option) {
-  require(std::isfinite(value), option, "finite", value);
-}
-
-void require_dims(std::int64_t dims) {
-  require(dims == 2 || dims == 3, "dims", "2 or 3", static_cast<double>(dims));
-}
-
-/// The options the coupling rule (network_from) uses.
-void validate_coupling(const NetworkOptions& o) {
-  require_positive(o.length_scale, "length_scale");
-  require_non_negative(o.between_module_scale, "between_module_scale");
-  require(o.density > 0.0 && o.density <= 1.0, "density", "in (0, 1]", o.density);
-}
-
+// Each failure names the option, its value and what is allowed.
 void validate(const NetworkOptions& o) {
-  require(o.nodes >= 2, "nodes", ">= 2", static_cast<double>(o.nodes));
-  require_dims(o.dims);
-  require(o.modules >= 1 && o.modules <= o.nodes, "modules",
-          "in [1, nodes = " + std::to_string(o.nodes) + "]", static_cast<double>(o.modules));
+  using tasks::require_option;
+  require_option(o.nodes >= 2, "nodes", ">= 2", static_cast<double>(o.nodes));
+  tasks::require_dims(o.dims);
+  require_option(o.modules >= 1 && o.modules <= o.nodes, "modules",
+                 "in [1, nodes = " + std::to_string(o.nodes) + "]", static_cast<double>(o.modules));
   if (o.placement != "clustered" && o.placement != "uniform")
-    reject("placement", "\"clustered\" or \"uniform\"", "\"" + o.placement + "\"");
-  require_positive(o.module_spread, "module_spread");
-  validate_coupling(o);
-  require(o.centre_margin >= 0.0 && o.centre_margin < 0.5, "centre_margin", "in [0, 0.5)",
-          o.centre_margin);
-}
-
-/// network_from's nodes; its options are checked by validate_coupling.
-void validate_nodes(const std::vector<double>& positions, std::int64_t dims,
-                    const std::vector<std::int64_t>& modules) {
-  require_dims(dims);
-  const auto n = static_cast<std::int64_t>(modules.size());
-  if (n < 2) reject("modules", "one id per node, with nodes >= 2", std::to_string(n) + " ids");
-  if (positions.size() != static_cast<std::size_t>(n * dims))
-    reject("positions", "[nodes, dims] = [" + std::to_string(n) + ", " + std::to_string(dims) + "]",
-           std::to_string(positions.size()) + " values");
-  // A NaN distance would break the ordering of the inputs.
-  for (std::int64_t e = 0; e < n * dims; ++e)
-    if (!std::isfinite(positions[e]))
-      reject("positions", "finite", format(positions[e]) + " at node " + std::to_string(e / dims));
-  for (std::int64_t i = 0; i < n; ++i)
-    if (modules[i] < 0)
-      reject("modules", "ids >= 0", std::to_string(modules[i]) + " at node " + std::to_string(i));
-}
-
-void validate(const Network& network) {
-  const auto n = network.nodes;
-  if (n < 1 || network.coupling.size() != static_cast<std::size_t>(n * n))
-    throw std::invalid_argument("network is malformed: " + std::to_string(n) + " nodes but " +
-                                std::to_string(network.coupling.size()) + " coupling entries");
-}
-
-/// The steps per recorded point.
-std::int64_t validate(const DynamicsOptions& o, std::int64_t nodes, std::int64_t time_points) {
-  require_finite(o.gain, "gain");
-  require_finite(o.self_coupling, "self_coupling");
-  require_finite(o.bias, "bias");
-  require_positive(o.tau, "tau");
-  require(o.dt > 0.0 && o.dt <= o.tau, "dt", "in (0, tau = " + format(o.tau) + "]", o.dt);
-  require_non_negative(o.noise_std, "noise_std");
-  require_non_negative(o.stimulus_rate, "stimulus_rate");
-  require(o.stimulus_nodes >= 0 && o.stimulus_nodes <= nodes, "stimulus_nodes",
-          "in [0, nodes = " + std::to_string(nodes) + "]", static_cast<double>(o.stimulus_nodes));
-  if (!o.stimulus_candidates.empty()) {
-    const auto candidates = static_cast<std::int64_t>(o.stimulus_candidates.size());
-    require(o.stimulus_nodes <= candidates, "stimulus_nodes",
-            "at most the " + std::to_string(candidates) + " nodes pulses may drive",
-            static_cast<double>(o.stimulus_nodes));
-    for (const std::int64_t node : o.stimulus_candidates) {
-      require(node >= 0 && node < nodes, "a stimulated node", "in [0, nodes)",
-              static_cast<double>(node));
-    }
-  }
-  require_finite(o.stimulus_amplitude, "stimulus_amplitude");
-  require_non_negative(o.stimulus_duration, "stimulus_duration");
-  require_non_negative(o.burn_in, "burn_in");
-  require(time_points >= 1, "time_points", ">= 1", static_cast<double>(time_points));
-
-  const double ratio = o.sample_interval / o.dt;
-  const double steps = std::round(ratio);
-  require(std::isfinite(ratio) && steps >= 1.0 && std::abs(ratio - steps) <= 1e-9 * ratio,
-          "sample_interval", "a positive multiple of dt = " + format(o.dt), o.sample_interval);
-  // Bounds the step counts (and their conversion from double) far from overflow.
-  const double total_steps = o.burn_in / o.dt + static_cast<double>(time_points) * steps;
-  require(total_steps <= 1e15, "burn_in + time_points * sample_interval",
-          "at most 1e15 steps of dt", total_steps * o.dt);
-  return static_cast<std::int64_t>(steps);
-}
-
-// ---------------------------------------------------------------------------------------------
-// The network.
-
-double distance(const Network& network, std::int64_t i, std::int64_t j) {
-  const auto d = network.dims;
-  double sum = 0.0;
-  for (std::int64_t c = 0; c < d; ++c) {
-    const double diff = network.positions[i * d + c] - network.positions[j * d + c];
-    sum += diff * diff;
-  }
-  return std::sqrt(sum);
+    tasks::reject_option("placement", "\"clustered\" or \"uniform\"", "\"" + o.placement + "\"");
+  tasks::require_positive(o.module_spread, "module_spread");
+  tasks::validate_coupling(coupling_options(o));
+  require_option(o.centre_margin >= 0.0 && o.centre_margin < 0.5, "centre_margin", "in [0, 0.5)",
+                 o.centre_margin);
 }
 
 void place_centres(const NetworkOptions& o, Random& random, Network& network) {
@@ -186,192 +73,6 @@ void place_uniform(const NetworkOptions& o, Random& random, Network& network) {
   }
 }
 
-/// Row i of the coupling: its k strongest inputs, normalised to sum 1. Worked in log space so
-/// that a short length scale (exp(-d / L) underflowing) still gives a well-defined row.
-void couple_row(const NetworkOptions& o, Network& network, std::int64_t i, std::int64_t k) {
-  const auto n = network.nodes;
-  const double log_between = std::log(o.between_module_scale);  // -inf for 0: never kept
-  std::vector<double> score(n, -std::numeric_limits<double>::infinity());
-  for (std::int64_t j = 0; j < n; ++j) {
-    if (j == i) continue;
-    score[j] = -distance(network, i, j) / o.length_scale;
-    if (network.module[i] != network.module[j]) score[j] += log_between;
-  }
-  std::vector<std::int64_t> order(n);
-  std::iota(order.begin(), order.end(), 0);
-  // Strongest first; stable, so ties keep the lower index.
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::int64_t a, std::int64_t b) { return score[a] > score[b]; });
-
-  double* row = &network.coupling[i * n];
-  const double top = score[order[0]];
-  if (!std::isfinite(top)) return;  // no possible input: the row stays zero (see the header)
-  double sum = 0.0;
-  for (std::int64_t r = 0; r < k; ++r) {
-    const std::int64_t j = order[r];
-    if (!std::isfinite(score[j])) break;
-    row[j] = std::exp(score[j] - top);
-    sum += row[j];
-  }
-  for (std::int64_t j = 0; j < n; ++j)
-    row[j] /= sum;
-}
-
-// ---------------------------------------------------------------------------------------------
-// The dynamics.
-
-/// The coupling as compressed sparse rows: rows keep only a fraction `density` of their inputs.
-struct SparseRows {
-  std::vector<std::int64_t> start;  // [nodes + 1]
-  std::vector<std::int64_t> column;
-  std::vector<double> weight;
-};
-
-SparseRows sparse_rows(const Network& network) {
-  SparseRows rows;
-  const auto n = network.nodes;
-  rows.start.push_back(0);
-  for (std::int64_t i = 0; i < n; ++i) {
-    for (std::int64_t j = 0; j < n; ++j) {
-      const double w = network.coupling[i * n + j];
-      if (w == 0.0) continue;
-      rows.column.push_back(j);
-      rows.weight.push_back(w);
-    }
-    rows.start.push_back(static_cast<std::int64_t>(rows.column.size()));
-  }
-  return rows;
-}
-
-struct Pulse {
-  std::int64_t first_step = 0;  // active on steps [first_step, end_step)
-  std::int64_t end_step = 0;
-  double amplitude = 0.0;
-  std::vector<std::int64_t> nodes;
-};
-
-/// The first step at or after time t (steps start at n * dt); small tolerance so that a time
-/// that is a whole number of steps in exact arithmetic maps to that step.
-std::int64_t step_at(double t, double dt) {
-  const double steps = t / dt;
-  const double rounded = std::round(steps);
-  if (std::abs(steps - rounded) <= 1e-9 * std::max(1.0, steps))
-    return static_cast<std::int64_t>(rounded);
-  return static_cast<std::int64_t>(std::ceil(steps));
-}
-
-/// The random pulse train, drawn lazily in time order from its own stream.
-class PulseTrain {
- public:
-  PulseTrain(const DynamicsOptions& o, std::int64_t nodes, std::uint64_t seed)
-      : options_(o), nodes_(nodes), random_(seed, kPulseStream) {
-    active_ = o.stimulus_rate > 0.0 && o.stimulus_nodes > 0 && o.stimulus_duration > 0.0;
-    if (active_) advance(random_.exponential(o.stimulus_rate));
-  }
-
-  /// Appends to `pulses` every pulse that starts at or before `step`.
-  void start_until(std::int64_t step, std::vector<Pulse>& pulses) {
-    while (active_ && next_step_ <= step) {
-      pulses.push_back(draw(next_time_));
-      advance(next_time_ + random_.exponential(options_.stimulus_rate));
-    }
-  }
-
- private:
-  void advance(double time) {
-    next_time_ = time;
-    next_step_ = step_at(time, options_.dt);
-  }
-
-  Pulse draw(double time) {
-    Pulse pulse;
-    pulse.first_step = step_at(time, options_.dt);
-    pulse.end_step = step_at(time + options_.stimulus_duration, options_.dt);
-    pulse.amplitude = options_.stimulus_amplitude;
-    // Distinct nodes: the first stimulus_nodes entries of a partial Fisher-Yates shuffle of the
-    // nodes pulses may drive (every node unless the options name some).
-    std::vector<std::int64_t> order = options_.stimulus_candidates;
-    if (order.empty()) {
-      order.resize(static_cast<std::size_t>(nodes_));
-      std::iota(order.begin(), order.end(), 0);
-    }
-    const auto candidates = static_cast<std::int64_t>(order.size());
-    for (std::int64_t r = 0; r < options_.stimulus_nodes; ++r) {
-      const auto j = r + static_cast<std::int64_t>(random_.below(candidates - r));
-      std::swap(order[r], order[j]);
-    }
-    pulse.nodes.assign(order.begin(), order.begin() + options_.stimulus_nodes);
-    return pulse;
-  }
-
-  const DynamicsOptions& options_;
-  std::int64_t nodes_;
-  Random random_;
-  bool active_ = false;
-  double next_time_ = 0.0;
-  std::int64_t next_step_ = 0;
-};
-
-void add_input(const Pulse& pulse, std::int64_t step, std::vector<double>& input) {
-  if (step < pulse.first_step || step >= pulse.end_step) return;
-  for (const auto node : pulse.nodes)
-    input[node] += pulse.amplitude;
-}
-
-double sigmoid(double u) {
-  return 1.0 / (1.0 + std::exp(-u));
-}
-
-/// simulate() and simulate_with_pulse(): `extra`, when it has nodes, is added to the random
-/// pulses without drawing from any stream.
-Recording run(const Network& network, const DynamicsOptions& o, std::int64_t time_points,
-              std::uint64_t seed, const Pulse& extra) {
-  const auto n = network.nodes;
-  const std::int64_t steps_per_sample = validate(o, n, time_points);
-  const std::int64_t burn_in_steps = step_at(o.burn_in, o.dt);
-  const std::int64_t last_step = burn_in_steps + (time_points - 1) * steps_per_sample;
-
-  Recording recording;
-  recording.time_points = time_points;
-  recording.nodes = n;
-  recording.sample_interval = o.sample_interval;
-  recording.activity.reserve(time_points * n);
-
-  const SparseRows rows = sparse_rows(network);
-  Random noise(seed, kNoiseStream);
-  PulseTrain train(o, n, seed);
-  std::vector<Pulse> pulses;
-  std::vector<double> x(n, 0.5), next(n), input(n);
-  const double rate = o.dt / o.tau;
-  const double noise_scale = o.noise_std * std::sqrt(o.dt);
-
-  for (std::int64_t step = 0;; ++step) {
-    if (step >= burn_in_steps && (step - burn_in_steps) % steps_per_sample == 0)
-      recording.activity.insert(recording.activity.end(), x.begin(), x.end());
-    if (step == last_step) break;
-
-    // The pulses' input on this step; finished pulses are dropped.
-    train.start_until(step, pulses);
-    pulses.erase(std::remove_if(pulses.begin(), pulses.end(),
-                                [&](const Pulse& p) { return p.end_step <= step; }),
-                 pulses.end());
-    std::fill(input.begin(), input.end(), 0.0);
-    add_input(extra, step, input);
-    for (const Pulse& p : pulses)
-      add_input(p, step, input);
-
-    for (std::int64_t i = 0; i < n; ++i) {
-      double coupled = 0.0;
-      for (auto e = rows.start[i]; e < rows.start[i + 1]; ++e)
-        coupled += rows.weight[e] * x[rows.column[e]];
-      const double drive = o.gain * coupled + o.self_coupling * x[i] + input[i] + o.bias;
-      next[i] = x[i] + rate * (-x[i] + sigmoid(drive)) + noise_scale * noise.normal();
-    }
-    x.swap(next);
-  }
-  return recording;
-}
-
 }  // namespace
 
 Network make_network(const NetworkOptions& options) {
@@ -380,7 +81,7 @@ Network make_network(const NetworkOptions& options) {
   Network placed;
   placed.positions.resize(options.nodes * options.dims);
   placed.module.resize(options.nodes);
-  Random random(options.seed, kPlacementStream);
+  Random random = Random::from_splitmix(options.seed, kPlacementStream);
   place_centres(options, random, placed);
   if (options.placement == "clustered")
     place_clustered(options, random, placed);
@@ -395,58 +96,7 @@ Network make_network(const NetworkOptions& options) {
 
 Network network_from(const std::vector<double>& positions, std::int64_t dims,
                      const std::vector<std::int64_t>& modules, const NetworkOptions& options) {
-  validate_nodes(positions, dims, modules);
-  validate_coupling(options);
-  const auto n = static_cast<std::int64_t>(modules.size());
-  Network network;
-  network.nodes = n;
-  network.dims = dims;
-  network.positions = positions;
-  network.module = modules;
-  network.coupling.assign(n * n, 0.0);
-
-  const auto k = std::max<std::int64_t>(
-      1, static_cast<std::int64_t>(std::llround(options.density * static_cast<double>(n - 1))));
-  for (std::int64_t i = 0; i < n; ++i)
-    couple_row(options, network, i, k);
-  return network;
-}
-
-Recording simulate(const Network& network, const DynamicsOptions& options, std::int64_t time_points,
-                   std::uint64_t seed) {
-  validate(network);
-  return run(network, options, time_points, seed, Pulse{});
-}
-
-Recording simulate_with_pulse(const Network& network, const DynamicsOptions& options,
-                              std::int64_t time_points, std::uint64_t seed, std::int64_t node,
-                              double at, double amplitude, double duration) {
-  validate(network);
-  require(node >= 0 && node < network.nodes, "node",
-          "in [0, nodes = " + std::to_string(network.nodes) + ")", static_cast<double>(node));
-  require_non_negative(at, "at");
-  require_finite(amplitude, "amplitude");
-  require_non_negative(duration, "duration");
-  require_positive(options.dt, "dt");  // step_at below divides by it; run() checks the rest
-  require_non_negative(options.burn_in, "burn_in");
-
-  // `at` counts from the end of the burn-in, which is a whole number of steps.
-  const std::int64_t burn_in_steps = step_at(options.burn_in, options.dt);
-  Pulse extra;
-  extra.first_step = burn_in_steps + step_at(at, options.dt);
-  extra.end_step = burn_in_steps + step_at(at + duration, options.dt);
-  extra.amplitude = amplitude;
-  extra.nodes = {node};
-  return run(network, options, time_points, seed, extra);
-}
-
-std::vector<double> distances(const Network& network) {
-  const auto n = network.nodes;
-  std::vector<double> d(n * n, 0.0);
-  for (std::int64_t i = 0; i < n; ++i)
-    for (std::int64_t j = i + 1; j < n; ++j)
-      d[i * n + j] = d[j * n + i] = distance(network, i, j);
-  return d;
+  return tasks::couple(positions, dims, modules, coupling_options(options));
 }
 
 }  // namespace pelab::network_simulation

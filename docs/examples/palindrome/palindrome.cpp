@@ -2,8 +2,6 @@
 // samples are, half are not (one symbol of a palindrome flipped). The answer depends only on
 // which tokens mirror which, so a model must know where its tokens are: a PE's job.
 
-#include <random>
-
 #include <torch/torch.h>
 
 #include <pelab/sdk.h>
@@ -25,21 +23,20 @@ class PalindromeTask : public pelab::Task {
   pelab::Dataset load(const std::string& split) override {
     const bool train = split == "train";
     const std::int64_t samples = train ? sizes_[0] : sizes_[1];
-    // The data depend on the task's seed and the split, never on the run's seed: every run of a
-    // sweep sees the same samples.
-    std::mt19937_64 random(static_cast<std::uint64_t>(seed_) * 2 + (train ? 0 : 1));
-    std::bernoulli_distribution coin(0.5);
-    std::uniform_int_distribution<std::int64_t> position(0, tokens_ / 2 - 1);
+    // The data depend on the task's seed and the split (its stream), never on the run's seed:
+    // every run of a sweep sees the same samples, with any standard library.
+    auto random =
+        pelab::Random::from_seed_sequence(static_cast<std::uint64_t>(seed_), train ? 0 : 1);
     torch::Tensor symbols = torch::empty({samples, tokens_}, torch::kInt64);
     torch::Tensor labels = torch::empty({samples}, torch::kInt64);
     auto s = symbols.accessor<std::int64_t, 2>();
     auto label = labels.accessor<std::int64_t, 1>();
     for (std::int64_t n = 0; n < samples; ++n) {
       for (std::int64_t i = 0; i < (tokens_ + 1) / 2; ++i)
-        s[n][i] = s[n][tokens_ - 1 - i] = coin(random) ? 1 : 0;
+        s[n][i] = s[n][tokens_ - 1 - i] = static_cast<std::int64_t>(random.below(2));
       const bool palindrome = n % 2 == 0;
       if (!palindrome) {
-        const std::int64_t i = position(random);
+        const auto i = static_cast<std::int64_t>(random.below(tokens_ / 2));
         s[n][i] = 1 - s[n][i];
       }
       label[n] = palindrome ? 1 : 0;

@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <limits>
 #include <numeric>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -18,6 +17,7 @@
 #include <pelab/error.h>
 #include <pelab/layout.h>
 #include <pelab/probe.h>
+#include <pelab/random.h>
 
 namespace pelab::probe_math {
 
@@ -163,22 +163,20 @@ inline torch::Tensor rank_matrix(const torch::Tensor& matrix) {
   return out;
 }
 
-/// Deterministic permutations of 0..n-1: Fisher-Yates on a seeded 64-bit Mersenne twister.
+/// Deterministic permutations of 0..n-1: the SDK's unbiased Fisher-Yates (pelab::Random) on a
+/// std::mt19937_64 seeded with `seed`, the same permutations on every standard library.
 class Permuter {
  public:
-  explicit Permuter(std::uint64_t seed) : engine_(seed) {}
+  explicit Permuter(std::uint64_t seed) : random_(Random::from_engine_seed(seed)) {}
   torch::Tensor next(std::int64_t n) {
     std::vector<std::int64_t> p(static_cast<std::size_t>(n));
     std::iota(p.begin(), p.end(), 0);
-    for (std::int64_t i = n - 1; i > 0; --i) {
-      const auto j = static_cast<std::int64_t>(engine_() % static_cast<std::uint64_t>(i + 1));
-      std::swap(p[static_cast<std::size_t>(i)], p[static_cast<std::size_t>(j)]);
-    }
+    random_.shuffle(p);
     return torch::tensor(p, torch::kInt64);
   }
 
  private:
-  std::mt19937_64 engine_;
+  Random random_;
 };
 
 /// How each snapshot's PEs relate to a ground-truth matrix: Spearman and Pearson correlation over
