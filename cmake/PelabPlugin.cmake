@@ -28,13 +28,14 @@ function(pelab_add_plugin)
   if(NOT PELAB_PLUGIN_OUTPUT_DIR)
     set(PELAB_PLUGIN_OUTPUT_DIR ${CMAKE_CURRENT_BINARY_DIR})
   endif()
+  set(install_rpath "$ORIGIN/../.." ${PELAB_TORCH_RUNTIME_DIRS})
   set_target_properties(${target} PROPERTIES
     PREFIX "lib"
     OUTPUT_NAME pelab_${ARG_KIND}_${ARG_NAME}
     CXX_VISIBILITY_PRESET hidden
     VISIBILITY_INLINES_HIDDEN ON
     LIBRARY_OUTPUT_DIRECTORY ${PELAB_PLUGIN_OUTPUT_DIR}
-    INSTALL_RPATH "$ORIGIN/../..")
+    INSTALL_RPATH "${install_rpath}")
   if(COMMAND pelab_use_pch)
     pelab_use_pch(${target} plugin)
   endif()

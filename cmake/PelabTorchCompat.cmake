@@ -42,8 +42,11 @@ function(pelab_hide_bundled_headers)
   string(REPLACE "${original}" "${overlay}" TORCH_INCLUDE_DIRS "${TORCH_INCLUDE_DIRS}")
   set(TORCH_INCLUDE_DIRS "${TORCH_INCLUDE_DIRS}" PARENT_SCOPE)
   # Installed programs and plugins find the wheel's libraries where they are (outside the system's
-  # folders, so not found otherwise): their folders join the install RUNPATH.
+  # folders, so not found otherwise): their folders join the install RUNPATH. The wheel's own
+  # folder is named explicitly, since CMake leaves out of the link-path RUNPATH every folder inside
+  # the build tree, where `make build-current-torch` keeps its virtual environment.
   set(CMAKE_INSTALL_RPATH_USE_LINK_PATH ON PARENT_SCOPE)
+  set(PELAB_TORCH_RUNTIME_DIRS "${TORCH_INSTALL_PREFIX}/lib" PARENT_SCOPE)
   message(STATUS "pelab: LibTorch's headers through ${overlay}, without its bundled "
                  "${PELAB_TORCH_SHADOWED_HEADERS} (Debian's are used)")
 endfunction()
