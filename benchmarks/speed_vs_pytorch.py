@@ -24,6 +24,7 @@ useful FLOPs are compared with.
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -93,20 +94,24 @@ def worker(args):
 
 
 def blas_library():
-    """The BLAS this process loaded (Debian's libblas.so.3 is an alternatives link; MKL is linked
-    into the wheel's LibTorch and shows as libtorch_cpu)."""
+    """The BLAS this torch computes with: MKL where it is linked into libtorch_cpu (the wheels),
+    else the OpenBLAS this process loaded (Debian's libblas.so.3 is an alternatives link)."""
+    import torch
+    if torch.backends.mkl.is_available():
+        return "Intel MKL, linked into libtorch_cpu"
     with open("/proc/self/maps") as maps:
-        paths = {line.split()[-1] for line in maps
-                 if ("blas" in line.lower() or "mkl" in line.lower()) and "/" in line}
-    return ", ".join(sorted(paths)) or "linked into libtorch_cpu"
+        paths = {line.split()[-1] for line in maps if "openblas" in line.lower() and "/" in line}
+    return ", ".join(sorted(paths)) or "none found"
 
 
 class Worker:
     """A running worker process: one PyTorch contender for one workload, precision and thread
     count."""
 
-    def __init__(self, python, mode, gemms_json, threads, precision):
+    def __init__(self, python, mode, gemms_json, threads, precision, openblas_kernel=None):
         env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
+        if openblas_kernel:
+            env["OPENBLAS_CORETYPE"] = openblas_kernel
         self.process = subprocess.Popen(
             [python, os.path.abspath(__file__), "--worker", mode, "--gemms-json", gemms_json,
              "--threads", str(threads), "--precision", precision],
@@ -128,13 +133,17 @@ class Worker:
 
 # --- the orchestrator --------------------------------------------------------------------------------
 
-def pelab_steps_per_second(benchmark, workload, threads, min_time):
+def pelab_benchmark(benchmark, workload, threads, min_time):
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
     output = subprocess.run(
         [benchmark, f"--threads={threads}", f"--benchmark_filter=BM_TrainStep/{workload}/",
          f"--benchmark_min_time={min_time}", "--benchmark_format=json"],
         check=True, capture_output=True, text=True, env=env).stdout
-    runs = json.loads(output)["benchmarks"]
+    return json.loads(output)
+
+
+def pelab_steps_per_second(benchmark, workload, threads, min_time):
+    runs = pelab_benchmark(benchmark, workload, threads, min_time)["benchmarks"]
     if not runs:
         raise SystemExit(f"{benchmark} ran no benchmark for workload '{workload}'")
     return runs[0]["steps_per_s"]
@@ -171,7 +180,8 @@ def measure(args, contenders, workload_name, precision, threads):
     for name, mode in (("PyTorch 1.13", "eager"), ("PyTorch current", "eager"),
                        ("compile", "compile")):
         if name in contenders:
-            workers[name] = Worker(contenders[name], mode, gemms_json, threads, precision)
+            kernel = args.openblas_kernel if name == "PyTorch 1.13" else None
+            workers[name] = Worker(contenders[name], mode, gemms_json, threads, precision, kernel)
     steps = {name: [] for name in contenders}
     matrix = {name: [] for name in workers if name != "compile"}
     try:
@@ -195,6 +205,7 @@ def measure(args, contenders, workload_name, precision, threads):
         for w in workers.values():
             w.close()
     row = {"workload": workload_name, "precision": precision, "threads": threads,
+           "pytorch_1_13_openblas_kernel": args.openblas_kernel or "OpenBLAS's own choice",
            "flops_per_step": workload["flops_per_step"],
            "torch": {name: w.info for name, w in workers.items()}}
     row["steps_per_s"] = {name: statistics.median(v) for name, v in steps.items()}
@@ -259,6 +270,10 @@ def main():
                         help="a Python with the current PyTorch (default: the venv of "
                              "--current-build)")
     parser.add_argument("--no-compile", action="store_true", help="leave out torch.compile")
+    parser.add_argument("--python-blas-kernel", choices=["pelab", "as-is"], default="pelab",
+                        help="PyTorch 1.13's OpenBLAS kernel: the one pelab 1.13 uses (where "
+                             "OpenBLAS falls back to a generic kernel, pelab chooses a better one "
+                             "and PyTorch would not; default), or OpenBLAS's own choice")
     parser.add_argument("--workloads", nargs="+", default=["paper"],
                         help="benchmarks/workloads/<name>.toml: paper, quick, large")
     parser.add_argument("--precisions", nargs="+", default=["fp32", "bf16"],
@@ -280,6 +295,13 @@ def main():
         raise SystemExit("no pelab build found: build pelab first (make build)")
     for line in missing:
         print(f"not measured: {line}")
+    args.openblas_kernel = None
+    if args.python_blas_kernel == "pelab" and "pelab 1.13" in contenders:
+        host = pelab_benchmark(contenders["pelab 1.13"], "quick", 1, "0.01")["context"]
+        kernel = re.search(r"kernel (\w+)", host.get("pelab_host", ""))
+        args.openblas_kernel = kernel.group(1) if kernel else None
+        print(f"pelab 1.13: {host.get('pelab_host')}")
+        print(f"PyTorch 1.13 runs with OPENBLAS_CORETYPE={args.openblas_kernel}, pelab's kernel")
     rows = []
     for workload in args.workloads:
         for precision in args.precisions:
