@@ -59,12 +59,7 @@ std::string name_in_table(const std::string& text) {
 
 std::vector<Target> resolve_targets(const BenchOptions& options, Registry& registry) {
   std::vector<Target> targets;
-  std::optional<PluginKind> only;
-  if (!options.kind.empty()) {
-    only = parse_plugin_kind(options.kind);
-    PELAB_CHECK(only.has_value(), "--kind '{}' is not a plugin kind: use pe, init, task or probe",
-                options.kind);
-  }
+  const std::optional<PluginKind> only = kind_option(options.kind);
   if (options.plugins.empty()) {  // every plugin on the path
     for (PluginKind kind : kAllPluginKinds) {
       if (only && kind != *only) continue;
@@ -294,6 +289,42 @@ int bench(const BenchOptions& options, const std::vector<std::string>& plugin_fo
               "no benchmark matched: check the plugin names, --tokens (a grid layout needs "
               "square or cube counts) and --benchmark_filter");
   return 0;
+}
+
+BenchCommand::BenchCommand(CLI::App& app, const GlobalOptions& global)
+    : Command(app, "bench",
+              "Time plugins through their interface with Google Benchmark: a PE's forward + "
+              "backward, an initializer's fill, a task's loading, a probe's run"),
+      global_(global) {
+  command_->add_option("plugins", options_.plugins,
+                       "Plugin names or inline tables ('{ plugin = \"learned\", init = "
+                       "\"zeros\" }'); none: every plugin on the path");
+  command_->add_option("--kind", options_.kind, "Only plugins of this kind: pe, init, task, probe");
+  command_->add_option("--set", options_.overrides, "Set a parameter: --set init.std=0.5")
+      ->allow_extra_args(false);
+  command_->add_option("--tokens", options_.tokens, "Token counts (PEs, initializers)")
+      ->delimiter(',')
+      ->capture_default_str();
+  command_->add_option("--probe-tokens", options_.probe_tokens, "Token counts (probes)")
+      ->delimiter(',')
+      ->capture_default_str();
+  command_->add_option("--d-model", options_.d_model, "Model widths")
+      ->delimiter(',')
+      ->capture_default_str();
+  command_->add_option("--batch", options_.batch, "Sequences per batch (PEs)")
+      ->capture_default_str();
+  command_->add_option("--heads", options_.heads, "Attention heads (PEs)")->capture_default_str();
+  command_->add_option("--layout", options_.layout, "Token layout: sequence, grid2d or grid3d")
+      ->capture_default_str();
+  command_->add_option("--threads", options_.threads, "LibTorch intra-op threads")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
+  command_->allow_extras();  // --benchmark_* flags go to Google Benchmark
+}
+
+int BenchCommand::execute() {
+  options_.benchmark_flags = command_->remaining();
+  return bench(options_, global_.plugin_folders);
 }
 
 }  // namespace pelab::cli

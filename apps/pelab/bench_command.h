@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "command.h"
+
 namespace pelab::cli {
 
 /// `pelab bench`: Google Benchmark timings of plugins through their interface, so that any
@@ -23,5 +25,17 @@ struct BenchOptions {
 };
 
 int bench(const BenchOptions& bench_options, const std::vector<std::string>& plugin_folders);
+
+/// The `bench` subcommand; the --benchmark_* options it does not know go to Google Benchmark.
+class BenchCommand : public Command {
+ public:
+  BenchCommand(CLI::App& app, const GlobalOptions& global);
+  bool computes() const override { return true; }
+  int execute() override;
+
+ private:
+  const GlobalOptions& global_;
+  BenchOptions options_;
+};
 
 }  // namespace pelab::cli

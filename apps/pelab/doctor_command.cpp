@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
-#include "commands.h"
+#include "command.h"
 #include "pelab/host/blas_kernel.h"
 #include "pelab/host/host_info.h"
 
@@ -39,17 +39,17 @@ double matrix_rate(torch::ScalarType dtype) {
 
 }  // namespace
 
-DoctorCommand::DoctorCommand(CLI::App& app) {
-  command_ = app.add_subcommand(
-      "doctor",
-      "What this machine computes with (CPU, BLAS kernel, ATen kernels, bf16), a check of the "
-      "BLAS against a double-precision reference, and its matrix rate in fp32 and bf16");
+DoctorCommand::DoctorCommand(CLI::App& app)
+    : Command(
+          app, "doctor",
+          "What this machine computes with (CPU, BLAS kernel, ATen kernels, bf16), a check of the "
+          "BLAS against a double-precision reference, and its matrix rate in fp32 and bf16") {
   command_->add_option("--threads", threads_, "Threads for the matrix rates")
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));
 }
 
-int DoctorCommand::execute() const {
+int DoctorCommand::execute() {
   torch::set_num_threads(threads_);
   const GemmCheck check = check_gemm_against_reference();
   const HostInfo host = host_info();

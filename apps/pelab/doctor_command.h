@@ -1,6 +1,6 @@
 #pragma once
 
-#include <CLI/CLI.hpp>
+#include "command.h"
 
 namespace pelab::cli {
 
@@ -8,15 +8,14 @@ namespace pelab::cli {
 /// and who chose it, ATen's kernels, bf16), a check of the BLAS against a double-precision
 /// reference, and the matrix rate it reaches, in fp32 and bf16: the numbers to compare with what a
 /// run achieves. The exit status is 1 when the check fails.
-class DoctorCommand {
+class DoctorCommand : public Command {
  public:
   explicit DoctorCommand(CLI::App& app);
-  bool parsed() const { return command_->parsed(); }
-  int execute() const;
+  bool computes() const override { return true; }
+  int execute() override;
 
  private:
   int threads_ = 1;
-  CLI::App* command_ = nullptr;
 };
 
 }  // namespace pelab::cli

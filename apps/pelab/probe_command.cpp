@@ -86,8 +86,8 @@ std::string short_number(double value) {
 
 }  // namespace
 
-int probe(const Options& options, const ProbeOptions& probe_options) {
-  Registry registry(Registry::default_search_path(options.plugin_folders));
+int probe(const GlobalOptions& global, const ProbeOptions& probe_options) {
+  Registry registry = global.make_registry();
   const std::string dir = probe_options.run_dir;
   const RunFolder folder(dir);
   const std::string config_text = folder.read_config_text();
@@ -153,11 +153,11 @@ int probe(const Options& options, const ProbeOptions& probe_options) {
   return failed > 0 ? 1 : 0;
 }
 
-ProbeCommand::ProbeCommand(CLI::App& app, const Options& options) : options_(options) {
-  command_ = app.add_subcommand(
-      "probe",
-      "Run probes on a finished run folder (default: the probes of its config.toml); writes "
-      "probes/<name>.json and .npy and updates summary.json");
+ProbeCommand::ProbeCommand(CLI::App& app, const GlobalOptions& global)
+    : Command(app, "probe",
+              "Run probes on a finished run folder (default: the probes of its config.toml); "
+              "writes probes/<name>.json and .npy and updates summary.json"),
+      global_(global) {
   command_
       ->add_option("run", probe_options_.run_dir, "The run folder (<out>/<exp>/<point>/seed-<s>)")
       ->required();

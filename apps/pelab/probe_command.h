@@ -3,9 +3,7 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
-#include "commands.h"
+#include "command.h"
 
 namespace pelab::cli {
 
@@ -19,19 +17,18 @@ struct ProbeOptions {
 /// Runs probes on a finished run folder: rebuilds its task and model from config.toml and
 /// checkpoint.pt, reads its PE snapshots from pe/, writes probes/<name>.json and .npy files as a
 /// run does, and updates the `probes` entry of its summary.json. Returns 1 when a probe failed.
-int probe(const Options& options, const ProbeOptions& probe_options);
+int probe(const GlobalOptions& global, const ProbeOptions& probe_options);
 
-/// The `probe` subcommand: registers itself on `app`; `execute()` runs it once parsed.
-class ProbeCommand {
+/// The `probe` subcommand.
+class ProbeCommand : public Command {
  public:
-  ProbeCommand(CLI::App& app, const Options& options);
-  bool parsed() const { return command_->parsed(); }
-  int execute() const { return probe(options_, probe_options_); }
+  ProbeCommand(CLI::App& app, const GlobalOptions& global);
+  bool computes() const override { return true; }
+  int execute() override { return probe(global_, probe_options_); }
 
  private:
-  const Options& options_;
+  const GlobalOptions& global_;
   ProbeOptions probe_options_;
-  CLI::App* command_ = nullptr;
 };
 
 }  // namespace pelab::cli

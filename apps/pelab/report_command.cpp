@@ -26,8 +26,8 @@ void print(const report::ReportResult& result) {
 
 }  // namespace
 
-int report(const Options& options, const ReportOptions& report_options) {
-  Registry registry(Registry::default_search_path(options.plugin_folders));
+int report(const GlobalOptions& global, const ReportOptions& report_options) {
+  Registry registry = global.make_registry();
   report::ReportOptions settings;
   settings.gnuplot = report_options.gnuplot;
   const std::vector<std::string>& dirs = report_options.dirs;
@@ -51,12 +51,13 @@ void report_after_run(const std::string& experiment_dir, Registry& registry) {
   std::fflush(stdout);
 }
 
-ReportCommand::ReportCommand(CLI::App& app, const Options& options) : options_(options) {
-  command_ = app.add_subcommand(
-      "report",
-      "Aggregate an experiment (or run) folder: results.csv (mean, SEM, n over seeds of every "
-      "metric and probe scalar), report.md, a self-contained report.html and gnuplot figures. "
-      "Several folders give one report that compares them (with --out)");
+ReportCommand::ReportCommand(CLI::App& app, const GlobalOptions& global)
+    : Command(
+          app, "report",
+          "Aggregate an experiment (or run) folder: results.csv (mean, SEM, n over seeds of every "
+          "metric and probe scalar), report.md, a self-contained report.html and gnuplot figures. "
+          "Several folders give one report that compares them (with --out)"),
+      global_(global) {
   command_
       ->add_option("dirs", report_options_.dirs,
                    "An experiment folder (<out>/<experiment>) or a run folder; several, to "

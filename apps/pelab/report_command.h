@@ -3,9 +3,7 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
-#include "commands.h"
+#include "command.h"
 
 namespace pelab {
 class Registry;
@@ -23,23 +21,21 @@ struct ReportOptions {
 /// Writes results.csv, report.md, report.html and figures/ for one experiment or run folder (in
 /// it, or in `out`), or for several side by side (in `out`), and prints the accuracy table and
 /// where the files are.
-int report(const Options& options, const ReportOptions& report_options);
+int report(const GlobalOptions& global, const ReportOptions& report_options);
 
 /// The report of an experiment `pelab run` has just run, printed as `pelab report` prints it: it
 /// covers every finished run in the folder. A failure is a warning: the runs are kept.
 void report_after_run(const std::string& experiment_dir, Registry& registry);
 
-/// The `report` subcommand: registers itself on `app`; `execute()` runs it once parsed.
-class ReportCommand {
+/// The `report` subcommand.
+class ReportCommand : public Command {
  public:
-  ReportCommand(CLI::App& app, const Options& options);
-  bool parsed() const { return command_->parsed(); }
-  int execute() const { return report(options_, report_options_); }
+  ReportCommand(CLI::App& app, const GlobalOptions& global);
+  int execute() override { return report(global_, report_options_); }
 
  private:
-  const Options& options_;
+  const GlobalOptions& global_;
   ReportOptions report_options_;
-  CLI::App* command_ = nullptr;
 };
 
 }  // namespace pelab::cli

@@ -14,12 +14,12 @@ namespace pelab::cli {
 
 namespace fs = boost::filesystem;
 
-SlurmCommand::SlurmCommand(CLI::App& app, const Options& options) : options_(options) {
-  command_ = app.add_subcommand(
-      "slurm",
-      "Run a manifest's sweep on a Slurm cluster: one array task per unfinished run, and a "
-      "job that writes the report when the array ends. The scripts are kept in "
-      "<out>/<experiment>/slurm/");
+SlurmCommand::SlurmCommand(CLI::App& app, const GlobalOptions& global)
+    : Command(app, "slurm",
+              "Run a manifest's sweep on a Slurm cluster: one array task per unfinished run, and a "
+              "job that writes the report when the array ends. The scripts are kept in "
+              "<out>/<experiment>/slurm/"),
+      global_(global) {
   command_->add_option("manifest", manifest_, "The manifest (.toml)")->required();
   command_->add_option("--set", overrides_, "Override a key: --set train.epochs=50 (repeatable)")
       ->allow_extra_args(false);
@@ -55,9 +55,9 @@ int SlurmCommand::execute() {
     PELAB_CHECK(option.rfind("--", 0) == 0 && option.size() > 2,
                 "--sbatch-option '{}': give a long sbatch option such as --qos=long", option);
   }
-  slurm_.plugin_folders = options_.plugin_folders;
+  slurm_.plugin_folders = global_.plugin_folders;
   check_script_values(slurm_, output_, manifest_);
-  Registry registry(Registry::default_search_path(options_.plugin_folders));
+  Registry registry = global_.make_registry();
   const Manifest manifest = Manifest::from_file(manifest_, registry, overrides_);
   const std::string experiment_dir = (fs::path(output_) / manifest.name()).string();
 

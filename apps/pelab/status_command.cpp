@@ -40,16 +40,17 @@ std::string note_text(const RunStatus& status) {
 
 }  // namespace
 
-StatusCommand::StatusCommand(CLI::App& app) {
-  command_ = app.add_subcommand(
-      "status",
-      "Show where each run of an experiment stands: done, running (where, how far, ETA), failed "
-      "(why), interrupted or pending, and an estimate of the time left. Exit status 0 when every "
-      "run is done");
+StatusCommand::StatusCommand(CLI::App& app)
+    : Command(app, "status",
+              "Show where each run of an experiment stands: done, running (where, how far, ETA), "
+              "failed "
+              "(why), interrupted or pending, and an estimate of the time left. Exit status 0 when "
+              "every "
+              "run is done") {
   command_->add_option("dir", dir_, "The experiment folder (<out>/<experiment>)")->required();
 }
 
-int StatusCommand::execute() const {
+int StatusCommand::execute() {
   const std::vector<RunStatus> statuses = sweep_status(dir_);
   std::size_t width = 3;
   for (const auto& status : statuses)

@@ -24,7 +24,7 @@
 #include "pelab/registry.h"
 #include "pelab/run_claim.h"
 #include "pelab/run_io.h"
-#include "sweep_interruption.h"
+#include "launch/sweep_interruption.h"
 
 extern char** environ;
 

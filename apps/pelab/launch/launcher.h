@@ -1,7 +1,8 @@
 #pragma once
 
 // Launchers: where and how the runs of a sweep are trained. `pelab run` picks the sequential
-// launcher or the local process pool (-j); `pelab slurm` the Slurm launcher. Whichever trains a
+// launcher, the local process pool (-j) or the local data-parallel ranks (--nproc-per-node,
+// rank_launcher.h); `pelab slurm` the Slurm launcher. Whichever trains a
 // run, it goes through execute_run, which claims the run folder first: launchers never need to
 // coordinate with each other.
 
@@ -42,7 +43,8 @@ enum class LaunchState {
 struct LaunchResult {
   std::size_t index = 0;  // into the manifest's runs
   LaunchState state = LaunchState::kFailed;
-  std::string detail;  // who holds it, why it failed, the job it was submitted as
+  std::string detail;   // who holds it, why it failed, the job it was submitted as
+  int exit_status = 0;  // of the process that trained it, where another process did
 };
 
 class Launcher {

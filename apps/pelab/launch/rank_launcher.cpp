@@ -143,4 +143,40 @@ int launch_local_ranks(int ranks, const std::vector<std::string>& command_line,
   return exit_code;
 }
 
+namespace {
+
+class LocalRanksLauncher : public Launcher {
+ public:
+  LocalRanksLauncher(int ranks, std::vector<std::string> command_line,
+                     std::chrono::milliseconds grace)
+      : ranks_(ranks), command_line_(std::move(command_line)), grace_(grace) {}
+
+  std::vector<LaunchResult> launch(const LaunchPlan& plan) override {
+    const int status = launch_local_ranks(ranks_, command_line_, grace_);
+    std::vector<LaunchResult> results;
+    for (std::size_t index : plan.runs) {
+      LaunchResult result;
+      result.index = index;
+      result.state = status == 0 ? LaunchState::kDone : LaunchState::kFailed;
+      result.exit_status = status;
+      if (status != 0) result.detail = fmt::format("a rank exited with status {}", status);
+      results.push_back(std::move(result));
+    }
+    return results;
+  }
+
+ private:
+  int ranks_;
+  std::vector<std::string> command_line_;
+  std::chrono::milliseconds grace_;
+};
+
+}  // namespace
+
+std::unique_ptr<Launcher> make_local_ranks_launcher(int ranks,
+                                                    std::vector<std::string> command_line,
+                                                    std::chrono::milliseconds grace) {
+  return std::make_unique<LocalRanksLauncher>(ranks, std::move(command_line), grace);
+}
+
 }  // namespace pelab::cli

@@ -1,10 +1,21 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "launch/launcher.h"
+
 namespace pelab::cli {
+
+/// Trains the plan with `ranks` data-parallel processes of this very command on this host
+/// (launch_local_ranks): every rank trains every run of the plan, rank 0 speaking for them. It
+/// sees the ranks only from outside, so every run of the plan is done when every rank succeeded,
+/// and failed, with the first failed rank's exit status, when one did not.
+std::unique_ptr<Launcher> make_local_ranks_launcher(int ranks,
+                                                    std::vector<std::string> command_line,
+                                                    std::chrono::milliseconds grace);
 
 /// Starts `ranks` processes of this very command on this host, as torchrun --nproc-per-node
 /// does: each runs `command_line` without its --nproc-per-node, with RANK, LOCAL_RANK,

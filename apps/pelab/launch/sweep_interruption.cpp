@@ -1,4 +1,4 @@
-#include "sweep_interruption.h"
+#include "launch/sweep_interruption.h"
 
 #include <signal.h>
 #include <unistd.h>

@@ -1,0 +1,70 @@
+#include "plugins_command.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <optional>
+#include <vector>
+
+#include "pelab/plugin.h"
+#include "pelab/registry.h"
+
+namespace pelab::cli {
+
+namespace {
+
+std::string shorten(const std::string& text, std::size_t width) {
+  return text.size() <= width ? text : text.substr(0, width - 3) + "...";
+}
+
+void print_kind(PluginKind kind, const std::vector<DiscoveredPlugin>& found) {
+  std::vector<const DiscoveredPlugin*> of_kind;
+  for (const auto& entry : found) {
+    if (entry.plugin != nullptr && entry.plugin->kind() == kind) of_kind.push_back(&entry);
+  }
+  std::sort(of_kind.begin(), of_kind.end(),
+            [](const auto* a, const auto* b) { return a->plugin->name() < b->plugin->name(); });
+  for (const DiscoveredPlugin* entry : of_kind) {
+    const PluginInfo& info = *entry->plugin->info;
+    std::printf("%-6s %-20s %-8s %-58s %s\n", to_string(kind).c_str(), info.name,
+                info.version ? info.version : "",
+                shorten(info.summary ? info.summary : "", 58).c_str(), entry->file.c_str());
+  }
+}
+
+}  // namespace
+
+PluginsCommand::PluginsCommand(CLI::App& app, const GlobalOptions& global)
+    : Command(app, "plugins", "List the plugins on the plugin path"), global_(global) {
+  command_->add_option("--kind", kind_, "Only this kind: pe, init, task or probe");
+}
+
+int PluginsCommand::execute() {
+  Registry registry = global_.make_registry();
+  const std::optional<PluginKind> only = kind_option(kind_);
+  const auto found = registry.discover();
+  std::printf("%-6s %-20s %-8s %-58s %s\n", "KIND", "NAME", "VERSION", "SUMMARY", "FILE");
+  for (PluginKind kind : kAllPluginKinds) {
+    if (!only || kind == *only) print_kind(kind, found);
+  }
+  const std::size_t listed = static_cast<std::size_t>(
+      std::count_if(found.begin(), found.end(), [&](const DiscoveredPlugin& entry) {
+        return entry.plugin != nullptr && (!only || entry.plugin->kind() == *only);
+      }));
+  std::printf("\n%zu plugins; search path: ", listed);
+  for (std::size_t i = 0; i < registry.search_path().size(); ++i) {
+    std::printf("%s%s", i ? ":" : "", registry.search_path()[i].c_str());
+  }
+  std::printf("\n");
+  for (const auto& entry : found) {
+    if (entry.plugin != nullptr) continue;
+    if (!entry.shadowed_by.empty()) {
+      std::printf("note: %s is shadowed by %s (earlier on the path)\n", entry.file.c_str(),
+                  entry.shadowed_by.c_str());
+    } else {
+      std::printf("warning: %s\n", entry.error.c_str());
+    }
+  }
+  return 0;
+}
+
+}  // namespace pelab::cli
