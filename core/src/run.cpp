@@ -1,5 +1,6 @@
 #include "pelab/run.h"
 
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -127,6 +128,14 @@ std::string location_prefix(const Params& params, const std::string& key) {
   return where.known() ? where.str() + ": " : "";
 }
 
+// Whether this process's LibTorch has its CUDA part (libtorch_cuda, loaded with it when pelab was
+// built against a CUDA LibTorch), whether or not a GPU is there to use.
+bool libtorch_has_cuda() {
+  void* handle = ::dlopen("libtorch_cuda.so", RTLD_LAZY | RTLD_NOLOAD);
+  if (handle != nullptr) ::dlclose(handle);
+  return handle != nullptr;
+}
+
 // train.device as a LibTorch device, refused with its manifest location when it is not one this
 // pelab can train on.
 torch::Device training_device(const RunConfig& config) {
@@ -142,12 +151,19 @@ torch::Device training_device(const RunConfig& config) {
   }
   if (device->is_cuda()) {
     const auto gpus = static_cast<std::int64_t>(torch::cuda::device_count());
+    if (gpus == 0 && libtorch_has_cuda()) {
+      throw Error(fmt::format(
+          "{}train.device = \"{}\": this pelab's LibTorch ({}) has no usable CUDA: it is built "
+          "with CUDA but sees no GPU (none on this host, CUDA_VISIBLE_DEVICES hides them, or "
+          "the driver is missing). Set train.device = \"cpu\", or run on a host with a GPU",
+          location_prefix(config.train, "device"), text, TORCH_VERSION));
+    }
     if (gpus == 0) {
       throw Error(fmt::format(
-          "{}train.device = \"{}\": this pelab's LibTorch ({}) has no usable CUDA (it was built "
-          "without CUDA, or sees no GPU). Set train.device = \"cpu\", or build pelab against a "
-          "CUDA LibTorch: cmake -S . -B build-cuda -DCMAKE_PREFIX_PATH=/path/to/libtorch "
-          "(docs/performance.md, \"Training on a GPU\")",
+          "{}train.device = \"{}\": this pelab's LibTorch ({}) has no usable CUDA: it was built "
+          "without CUDA. Set train.device = \"cpu\", or build pelab against a CUDA LibTorch: "
+          "make build-current-torch, or cmake -S . -B build-cuda "
+          "-DCMAKE_PREFIX_PATH=/path/to/libtorch (docs/performance.md, \"Training on a GPU\")",
           location_prefix(config.train, "device"), text, TORCH_VERSION));
     }
     if (device->has_index() && device->index() >= gpus) {
