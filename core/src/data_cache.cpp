@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <boost/filesystem.hpp>
 
+#include "fnv1a.h"
 #include "pelab/error.h"
 #include "pelab/run_io.h"
 
@@ -16,13 +17,6 @@ namespace fs = boost::filesystem;
 namespace {
 
 constexpr const char* kDescriptionFile = "description.txt";
-
-std::uint64_t fnv1a(const std::string& text) {
-  std::uint64_t hash = 14695981039346656037ull;
-  for (const unsigned char c : text)
-    hash = (hash ^ c) * 1099511628211ull;
-  return hash;
-}
 
 std::string environment(const char* name) {
   const char* value = std::getenv(name);

@@ -109,13 +109,6 @@ namespace fs = boost::filesystem;
 const std::vector<std::string> kSections = {"experiment", "task",  "model", "pe",
                                             "train",      "probe", "sweep"};
 
-std::string join(const std::vector<std::string>& items, const std::string& separator) {
-  std::string out;
-  for (const auto& item : items)
-    out += (out.empty() ? "" : separator) + item;
-  return out;
-}
-
 std::string parent_of(const std::string& path) {
   const auto dot = path.rfind('.');
   return dot == std::string::npos ? "" : path.substr(0, dot);
@@ -260,7 +253,7 @@ class Resolver {
       std::string message = fmt::format("{}unknown section '{}'", prefix(where), key);
       auto near = closest_names(key, kSections);
       if (!near.empty()) message += fmt::format("; did you mean '{}'?", near.front());
-      message += fmt::format(" A manifest has the sections: {}.", join(kSections, ", "));
+      message += fmt::format(" A manifest has the sections: {}.", fmt::join(kSections, ", "));
       throw Error(message);
     }
   }
@@ -284,8 +277,9 @@ class Resolver {
         std::string message = fmt::format("{}unknown key '{}' in {}", prefix(where), key, what);
         auto near = closest_names(key, schema.names());
         if (!near.empty()) message += fmt::format("; did you mean '{}'?", near.front());
-        message += schema.empty() ? " It takes no parameters."
-                                  : fmt::format(" Its keys are: {}.", join(schema.names(), ", "));
+        message += schema.empty()
+                       ? " It takes no parameters."
+                       : fmt::format(" Its keys are: {}.", fmt::join(schema.names(), ", "));
         throw Error(message);
       }
     }
@@ -435,7 +429,7 @@ class Resolver {
       const SourceLocation where = node ? location_of(*node, path) : SourceLocation{file_};
       throw Error(fmt::format("{}{} needs `plugin = \"...\"`: the {} to use. Available: {}.",
                               prefix(where), what, describe(kind),
-                              join(registry_.available(kind), ", ")));
+                              fmt::join(registry_.available(kind), ", ")));
     }
 
     const LoadedPlugin* plugin = nullptr;
@@ -870,7 +864,7 @@ Manifest Manifest::from_string(const std::string& text, const std::string& sourc
     throw Error(
         fmt::format("{}: the sweep has more than {} points ({}): split it into several "
                     "manifests, or sweep fewer values",
-                    source_name, kMaxRuns, join(sizes, " x ")));
+                    source_name, kMaxRuns, fmt::join(sizes, " x ")));
   }
 
   // One point: the manifest under `overlay`, named by `labels`, run with every seed.
@@ -880,7 +874,8 @@ Manifest Manifest::from_string(const std::string& text, const std::string& sourc
     Resolver resolver(source_name, root, registry, overlay);
     RunConfig point = resolver.resolve();
     // A run's config.toml names its point; a manifest with a sweep names its points itself.
-    point.point = swept ? join(labels, ",") : point.experiment_params.string("point");
+    point.point =
+        swept ? fmt::format("{}", fmt::join(labels, ",")) : point.experiment_params.string("point");
     point.experiment_params.set("point", point.point, point.experiment_params.location("point"));
     point.experiment = point.experiment_params.string("name");
     if (point.experiment.empty()) {

@@ -171,13 +171,6 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
   return row[b.size()];
 }
 
-std::string join(const std::vector<std::string>& items, const std::string& separator) {
-  std::string out;
-  for (const auto& item : items)
-    out += (out.empty() ? "" : separator) + item;
-  return out;
-}
-
 }  // namespace
 
 std::vector<std::string> closest_names(const std::string& word,
@@ -258,9 +251,11 @@ const LoadedPlugin& Registry::get(PluginKind kind, const std::string& name) {
     std::string message =
         fmt::format("no {} plugin named '{}': looked for {} in {}.", describe(kind), name,
                     plugin_file_name(kind, name),
-                    search_path_.empty() ? "(empty search path)" : join(search_path_, ", "));
+                    search_path_.empty() ? std::string("(empty search path)")
+                                         : fmt::format("{}", fmt::join(search_path_, ", ")));
     const auto suggestions = closest_names(name, available(kind));
-    if (!suggestions.empty()) message += fmt::format(" Did you mean {}?", join(suggestions, ", "));
+    if (!suggestions.empty())
+      message += fmt::format(" Did you mean {}?", fmt::join(suggestions, ", "));
     message +=
         " Run `pelab plugins` to list them; add folders with --plugin-path or "
         "PELAB_PLUGIN_PATH.";

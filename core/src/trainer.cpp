@@ -10,6 +10,7 @@
 #include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
+#include "fnv1a.h"
 #include "pelab/collective.h"
 #include "pelab/error.h"
 
@@ -103,10 +104,7 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainConfig& confi
 // The seed of a split's evaluation masks: the split's name alone (FNV-1a), so that every run and
 // every epoch scores the same masked tokens.
 std::uint64_t evaluation_mask_seed(const std::string& split) {
-  std::uint64_t hash = 14695981039346656037ull;
-  for (const unsigned char c : split)
-    hash = (hash ^ c) * 1099511628211ull;
-  return hash;
+  return fnv1a(split);
 }
 
 // The number of masked values of a batch: its masked tokens times the values of a token.
