@@ -19,12 +19,12 @@
 #include <boost/filesystem.hpp>
 
 #include "launch/progress_board.h"
+#include "launch/sweep_interruption.h"
 #include "pelab/error.h"
 #include "pelab/manifest.h"
 #include "pelab/registry.h"
 #include "pelab/run_claim.h"
 #include "pelab/run_io.h"
-#include "launch/sweep_interruption.h"
 
 extern char** environ;
 
