@@ -3,6 +3,8 @@
 
 #include "pelab/run.h"
 
+#include <dlfcn.h>
+
 #include <fstream>
 #include <string>
 #include <vector>
@@ -233,7 +235,16 @@ TEST_F(RunTest, CudaDeviceIsRefusedOnThisBuild) {
   } catch (const Error& e) {
     EXPECT_THAT(e.what(), HasSubstr("train.device = \"cuda\": this pelab's LibTorch"));
     EXPECT_THAT(e.what(), HasSubstr("has no usable CUDA"));
-    EXPECT_THAT(e.what(), HasSubstr("-DCMAKE_PREFIX_PATH=/path/to/libtorch"));
+    // The advice depends on the LibTorch: a CUDA one (the current PyTorch's wheel) only lacks a
+    // GPU; Debian's is built without CUDA, and the way out is another build.
+    void* cuda_part = ::dlopen("libtorch_cuda.so", RTLD_LAZY | RTLD_NOLOAD);
+    if (cuda_part != nullptr) {
+      ::dlclose(cuda_part);
+      EXPECT_THAT(e.what(), HasSubstr("it is built with CUDA but sees no GPU"));
+    } else {
+      EXPECT_THAT(e.what(), HasSubstr("it was built without CUDA"));
+      EXPECT_THAT(e.what(), HasSubstr("-DCMAKE_PREFIX_PATH=/path/to/libtorch"));
+    }
     EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << "one line";
   }
   EXPECT_THROW(build_run(config({"train.device=\"cuda:1\""}), registry_, WithTrainer::kNo), Error);
