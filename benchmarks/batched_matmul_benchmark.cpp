@@ -15,10 +15,10 @@
 #include <benchmark/benchmark.h>
 #include <torch/torch.h>
 
-#include "pelab/batched_matmul.h"
 #include "pelab/host/blas_kernel.h"
 #include "pelab/host/host_info.h"
-#include "pelab/trainer.h"
+#include "pelab/model/batched_matmul.h"
+#include "pelab/training/trainer.h"
 
 namespace {
 

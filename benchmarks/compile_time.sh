@@ -11,8 +11,8 @@ a=$(realpath "$1") b=$(realpath "$2")
 rounds=${3:-3}
 shift $(($# < 3 ? $# : 3))
 files=("$@")
-[ ${#files[@]} -gt 0 ] || files=(core/src/trainer.cpp core/src/manifest.cpp
-  plugins/pe/learned/learned.cpp plugins/probe/rsa/rsa.cpp tests/core/params_test.cpp
+[ ${#files[@]} -gt 0 ] || files=(core/src/training/trainer.cpp core/src/config/manifest.cpp
+  plugins/pe/learned/learned.cpp plugins/probe/rsa/rsa.cpp tests/core/config/params_test.cpp
   apps/pelab/report/collect.cpp)
 source_dir=$(cd "$(dirname "$0")/.." && pwd)
 out=$(mktemp -d)

@@ -11,9 +11,9 @@
 #include <boost/filesystem.hpp>
 #include <nlohmann/json.hpp>
 
-#include "pelab/error.h"
-#include "pelab/registry.h"
-#include "pelab/run_io.h"
+#include "pelab/base/error.h"
+#include "pelab/io/file_io.h"
+#include "pelab/plugins/registry.h"
 #include "training_workload.h"
 
 namespace pelab::bench {

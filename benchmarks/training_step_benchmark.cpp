@@ -22,10 +22,10 @@
 #include <torch/torch.h>
 #include <nlohmann/json.hpp>
 
-#include "pelab/error.h"
+#include "pelab/base/error.h"
 #include "pelab/host/blas_kernel.h"
 #include "pelab/host/host_info.h"
-#include "pelab/registry.h"
+#include "pelab/plugins/registry.h"
 #include "training_workload.h"
 
 namespace pelab::bench {

@@ -2,7 +2,7 @@
 
 #include <torch/torch.h>
 
-#include "pelab/error.h"
+#include "pelab/base/error.h"
 
 namespace pelab::bench {
 

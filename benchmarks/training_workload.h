@@ -10,11 +10,11 @@
 
 #include <torch/types.h>
 
-#include "pelab/manifest.h"
-#include "pelab/registry.h"
-#include "pelab/task.h"
-#include "pelab/trainer.h"
-#include "pelab/transformer_encoder.h"
+#include "pelab/config/manifest.h"
+#include "pelab/interfaces/task.h"
+#include "pelab/model/transformer_encoder.h"
+#include "pelab/plugins/registry.h"
+#include "pelab/training/trainer.h"
 
 namespace pelab::bench {
 

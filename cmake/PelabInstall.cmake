@@ -4,7 +4,7 @@ include(CMakePackageConfigHelpers)
 
 install(EXPORT pelabTargets NAMESPACE pelab:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/pelab)
 # The plugin API version the SDK is for, read from plugin.h so that the two never disagree.
-file(STRINGS ${PROJECT_SOURCE_DIR}/core/include/pelab/plugin.h PELAB_PLUGIN_API_LINE
+file(STRINGS ${PROJECT_SOURCE_DIR}/core/include/pelab/plugins/plugin.h PELAB_PLUGIN_API_LINE
      REGEX "kPluginApiVersion = [0-9]+;")
 string(REGEX REPLACE ".*kPluginApiVersion = ([0-9]+);.*" "\\1" PELAB_PLUGIN_API_VERSION
                      "${PELAB_PLUGIN_API_LINE}")

@@ -9,10 +9,10 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
-#include "pelab/error.h"
-#include "pelab/manifest.h"
-#include "pelab/plugin.h"
-#include "pelab/registry.h"
+#include "pelab/base/error.h"
+#include "pelab/config/manifest.h"
+#include "pelab/plugins/plugin.h"
+#include "pelab/plugins/registry.h"
 
 namespace pelab::cli {
 namespace {

@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 #include <torch/version.h>
 
-#include "pelab/error.h"
-#include "pelab/plugin.h"
-#include "pelab/registry.h"
+#include "pelab/base/error.h"
+#include "pelab/plugins/plugin.h"
+#include "pelab/plugins/registry.h"
 
 namespace pelab::cli {
 

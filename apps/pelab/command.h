@@ -6,7 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "pelab/plugin_kind.h"
+#include "pelab/plugins/plugin_kind.h"
 
 namespace pelab {
 class Registry;

@@ -8,9 +8,9 @@
 
 #include <fmt/format.h>
 
-#include "pelab/error.h"
-#include "pelab/manifest.h"
-#include "pelab/registry.h"
+#include "pelab/base/error.h"
+#include "pelab/config/manifest.h"
+#include "pelab/plugins/registry.h"
 
 namespace pelab::cli {
 

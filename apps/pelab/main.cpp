@@ -12,7 +12,7 @@
 #include "command.h"
 #include "describe_command.h"
 #include "doctor_command.h"
-#include "pelab/error.h"
+#include "pelab/base/error.h"
 #include "pelab/host/blas_kernel.h"
 #include "pelab/host/host_info.h"
 #include "plugins_command.h"

@@ -5,8 +5,8 @@
 #include <optional>
 #include <vector>
 
-#include "pelab/plugin.h"
-#include "pelab/registry.h"
+#include "pelab/plugins/plugin.h"
+#include "pelab/plugins/registry.h"
 
 namespace pelab::cli {
 

@@ -4,47 +4,21 @@
 #include <cstdio>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include <fmt/format.h>
-#include <boost/filesystem.hpp>
 
-#include "pelab/error.h"
-#include "pelab/manifest.h"
-#include "pelab/registry.h"
-#include "pelab/run_folder.h"
-#include "pelab/run_io.h"
-#include "pelab/run_loader.h"
+#include "pelab/base/error.h"
+#include "pelab/config/manifest.h"
+#include "pelab/interfaces/probe.h"
+#include "pelab/plugins/registry.h"
+#include "pelab/runs/experiment_folder.h"
+#include "pelab/runs/probing.h"
+#include "pelab/runs/run_folder.h"
+#include "pelab/runs/run_loader.h"
 
 namespace pelab::cli {
 
-namespace fs = boost::filesystem;
-
 namespace {
-
-// A resolved configuration without its [[probe]] tables (they come last in a config.toml, but any
-// table after them is kept).
-std::string without_probes(const std::string& toml) {
-  std::istringstream in(toml);
-  std::string out;
-  bool in_probe = false;
-  for (std::string line; std::getline(in, line);) {
-    if (line == "[[probe]]") {
-      in_probe = true;
-    } else if (!line.empty() && line[0] == '[') {
-      in_probe = false;
-    }
-    if (!in_probe) out += line + "\n";
-  }
-  return out;
-}
-
-std::string probe_table(const PluginSpec& spec) {
-  std::string out = fmt::format("\n[[probe]]\nplugin = {}\n", format_value(spec.name));
-  for (const auto& [name, value] : spec.params.values())
-    out += fmt::format("{} = {}\n", name, format_value(value));
-  return out;
-}
 
 // "rsa.permutations=100" (or "probe.rsa.permutations=100") -> "probe.<i>.permutations=100" for
 // every selected probe i named rsa.
@@ -90,9 +64,7 @@ int probe(const GlobalOptions& global, const ProbeOptions& probe_options) {
   Registry registry = global.make_registry();
   const std::string dir = probe_options.run_dir;
   const RunFolder folder(dir);
-  const std::string config_text = folder.read_config_text();
   const RunConfig stored = folder.read_config(registry);
-  const std::string config_path = folder.path("config.toml");
 
   // The probes to run: the run's own, or those named with --probe (with the run's parameters
   // for a probe it already has).
@@ -112,22 +84,24 @@ int probe(const GlobalOptions& global, const ProbeOptions& probe_options) {
     }
   }
   PELAB_CHECK(!selected.empty(), "{} has no [[probe]] tables: name the probes with --probe NAME",
-              config_path);
-  std::string text = without_probes(config_text);
+              folder.config_path());
+  // The run's configuration with these probes, resolved again with their --set overrides.
+  RunConfig probed = stored;
+  probed.probes = selected;
   std::vector<std::string> names;
-  for (const auto& spec : selected) {
-    text += probe_table(spec);
+  for (const auto& spec : selected)
     names.push_back(spec.name);
-  }
   const LoadedRun run =
-      load_run(dir, registry, text, probe_overrides(probe_options.overrides, names));
+      load_run(dir, registry, probed.to_toml(), probe_overrides(probe_options.overrides, names));
   if (run.snapshots.empty()) {
-    std::fprintf(stderr, "warning: %s has no PE snapshots in pe/\n", dir.c_str());
+    std::fprintf(stderr, "warning: %s has no PE snapshots in %s/\n", dir.c_str(),
+                 RunFolder::kSnapshotFolder);
   }
   const ProbeContext context{run.layout, run.snapshots, run.model.get(), run.task.get(), &registry};
-  const std::vector<ProbeOutcome> outcomes = run_probes(run.config.probes, context, registry, dir);
+  const std::vector<ProbeOutcome> outcomes =
+      run_probes(run.config.probes, context, registry, folder);
 
-  // summary.json's probes entry: these probes' scalars replace what was there for them.
+  // The summary's probes entry: these probes' scalars replace what was there for them.
   std::optional<RunSummary> summary = folder.read_summary();
   int failed = 0;
   std::printf("probes of %s (PE snapshots: %zu%s)\n", dir.c_str(), run.snapshots.size(),
@@ -137,8 +111,7 @@ int probe(const GlobalOptions& global, const ProbeOptions& probe_options) {
     if (summary) summary->probes[outcome.name] = outcome.scalars;
     std::string line;
     for (const auto& [name, value] : outcome.scalars) {
-      if (name.find("_block") == std::string::npos)
-        line += fmt::format("  {} {}", name, short_number(value));
+      if (!is_per_block_scalar(name)) line += fmt::format("  {} {}", name, short_number(value));
     }
     std::printf("  %-16s%s\n", outcome.name.c_str(), line.c_str());
     if (!outcome.note.empty()) std::printf("  %-16s  note: %s\n", "", outcome.note.c_str());
@@ -148,18 +121,24 @@ int probe(const GlobalOptions& global, const ProbeOptions& probe_options) {
     }
   }
   if (summary) folder.write_summary(*summary);
-  std::printf("written: %s/probes/<name>.json, .npy%s\n", dir.c_str(),
-              summary ? "; summary.json updated" : " (no summary.json: the run has not ended)");
+  const std::string summary_note =
+      summary ? fmt::format("; {} updated", RunFolder::kSummaryFile)
+              : fmt::format(" (no {}: the run has not ended)", RunFolder::kSummaryFile);
+  std::printf("written: %s/%s/<name>.json, .npy%s\n", dir.c_str(), RunFolder::kProbeFolder,
+              summary_note.c_str());
   return failed > 0 ? 1 : 0;
 }
 
 ProbeCommand::ProbeCommand(CLI::App& app, const GlobalOptions& global)
-    : Command(app, "probe",
-              "Run probes on a finished run folder (default: the probes of its config.toml); "
-              "writes probes/<name>.json and .npy and updates summary.json"),
+    : Command(
+          app, "probe",
+          fmt::format("Run probes on a finished run folder (default: the probes of its {}); "
+                      "writes {}/<name>.json and .npy and updates {}",
+                      RunFolder::kConfigFile, RunFolder::kProbeFolder, RunFolder::kSummaryFile)),
       global_(global) {
   command_
-      ->add_option("run", probe_options_.run_dir, "The run folder (<out>/<exp>/<point>/seed-<s>)")
+      ->add_option("run", probe_options_.run_dir,
+                   fmt::format("The run folder (<out>/<exp>/{})", ExperimentFolder::kRunLayout))
       ->required();
   command_->add_option("--probe", probe_options_.probes, "A probe to run (repeatable)")
       ->allow_extra_args(false);

@@ -14,9 +14,9 @@ struct ProbeOptions {
   std::vector<std::string> overrides;  // --set NAME.key=value
 };
 
-/// Runs probes on a finished run folder: rebuilds its task and model from config.toml and
-/// checkpoint.pt, reads its PE snapshots from pe/, writes probes/<name>.json and .npy files as a
-/// run does, and updates the `probes` entry of its summary.json. Returns 1 when a probe failed.
+/// Runs probes on a finished run folder: rebuilds its task and model from its configuration
+/// and checkpoint, reads its PE snapshots, writes the probes' records and arrays as a run does,
+/// and updates the `probes` entry of its summary (all through RunFolder). Returns 1 when a probe failed.
 int probe(const GlobalOptions& global, const ProbeOptions& probe_options);
 
 /// The `probe` subcommand.

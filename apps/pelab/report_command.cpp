@@ -4,8 +4,8 @@
 
 #include <fmt/format.h>
 
-#include "pelab/error.h"
-#include "pelab/registry.h"
+#include "pelab/base/error.h"
+#include "pelab/plugins/registry.h"
 #include "report/report.h"
 
 namespace pelab::cli {

@@ -15,12 +15,13 @@
 #include "launch/rank_launcher.h"
 #include "launch/shard.h"
 #include "launch/sweep_status.h"
-#include "pelab/collective.h"
-#include "pelab/error.h"
-#include "pelab/manifest.h"
-#include "pelab/registry.h"
-#include "pelab/rendezvous.h"
-#include "pelab/run.h"
+#include "pelab/base/error.h"
+#include "pelab/config/manifest.h"
+#include "pelab/plugins/registry.h"
+#include "pelab/runs/run.h"
+#include "pelab/runs/run_folder.h"
+#include "pelab/training/collective.h"
+#include "pelab/training/rendezvous.h"
 #include "report_command.h"
 
 namespace pelab::cli {
@@ -57,8 +58,9 @@ void report_outcome(const std::vector<LaunchResult>& results, const Manifest& ma
         elsewhere.size(), experiment_dir.c_str());
   }
   if (!failed.empty()) {
-    throw Error(fmt::format("{} of {} runs failed; see run.log and summary.json in:\n  {}",
-                            failed.size(), plan.runs.size(), fmt::join(failed, "\n  ")));
+    throw Error(fmt::format("{} of {} runs failed; see {} and {} in:\n  {}", failed.size(),
+                            plan.runs.size(), RunFolder::kLogFile, RunFolder::kSummaryFile,
+                            fmt::join(failed, "\n  ")));
   }
 }
 

@@ -6,9 +6,10 @@
 #include <boost/filesystem.hpp>
 
 #include "launch/sweep_status.h"
-#include "pelab/error.h"
-#include "pelab/manifest.h"
-#include "pelab/registry.h"
+#include "pelab/base/error.h"
+#include "pelab/config/manifest.h"
+#include "pelab/plugins/registry.h"
+#include "pelab/runs/experiment_folder.h"
 
 namespace pelab::cli {
 
@@ -68,10 +69,10 @@ int SlurmCommand::execute() {
   plan.output = output_;
   plan.run_options.force = force_;
   std::size_t done = 0, running = 0, left_alone = 0;
-  const std::string prefix = manifest.name() + "/";
   for (std::size_t i = 0; i < manifest.runs().size(); ++i) {
-    const std::string relative = manifest.runs()[i].relative_dir().substr(prefix.size());
-    const RunStatus status = run_status(experiment_dir, relative);
+    const RunConfig& run = manifest.runs()[i];
+    const RunStatus status =
+        run_status(experiment_dir, ExperimentFolder::relative_run_path(run.point, run.seed));
     const bool broken = status.state == RunState::kFailed || status.state == RunState::kInterrupted;
     if (status.state == RunState::kRunning) {
       ++running;

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "launch/sweep_status.h"
-#include "pelab/run_io.h"
+#include "pelab/io/file_io.h"
 
 namespace pelab::cli {
 

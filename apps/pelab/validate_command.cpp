@@ -7,11 +7,11 @@
 
 #include <fmt/format.h>
 
-#include "pelab/error.h"
-#include "pelab/manifest.h"
-#include "pelab/registry.h"
-#include "pelab/run.h"
-#include "pelab/task.h"
+#include "pelab/base/error.h"
+#include "pelab/config/manifest.h"
+#include "pelab/interfaces/task.h"
+#include "pelab/plugins/registry.h"
+#include "pelab/runs/run.h"
 
 namespace pelab::cli {
 

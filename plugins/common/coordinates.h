@@ -10,8 +10,8 @@
 
 #include <torch/torch.h>
 
-#include <pelab/coordinates.h>
-#include <pelab/layout.h>
+#include <pelab/interfaces/coordinates.h>
+#include <pelab/interfaces/layout.h>
 
 namespace pelab::plugin_common {
 

@@ -21,12 +21,12 @@
 #include "parcel_centroids.h"
 #include "parcel_time_series.h"
 #include "parcellation.h"
-#include "pelab/data_cache.h"
-#include "pelab/error.h"
+#include "pelab/base/error.h"
+#include "pelab/base/random.h"
 #include "pelab/host/host_info.h"
-#include "pelab/plugin.h"
-#include "pelab/random.h"
-#include "pelab/run_io.h"
+#include "pelab/io/data_cache.h"
+#include "pelab/io/file_io.h"
+#include "pelab/plugins/plugin.h"
 #include "subjects.h"
 #include "synthetic_cohort.h"
 #include "volume.h"
@@ -515,7 +515,7 @@ void declare(ParamSchema& schema) {
   schema
       .integer("test_subjects", 2,
                "Subjects held out for test (chosen by split_seed, listed as the test split's "
-               "groups in metrics.csv); 0 = hold out the last test_fraction of every subject's "
+               "groups in the run's metrics); 0 = hold out the last test_fraction of every subject's "
                "time series instead (single-subject data).")
       .at_least(0);
   schema.integer("split_seed", 0, "Seed of the choice of held-out subjects.").at_least(0);

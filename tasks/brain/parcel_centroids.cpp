@@ -10,7 +10,7 @@
 
 #include "named_atlas.h"
 #include "parcellation.h"
-#include "pelab/error.h"
+#include "pelab/base/error.h"
 #include "text_io.h"
 
 namespace pelab::brain {

@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "pelab/error.h"
+#include "pelab/base/error.h"
 #include "text_io.h"
 
 namespace pelab::brain {

@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "pelab/error.h"
+#include "pelab/base/error.h"
 
 namespace pelab::brain {
 namespace {

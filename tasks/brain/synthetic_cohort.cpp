@@ -15,8 +15,8 @@
 #include "network.h"
 #include "parcel_centroids.h"
 #include "parcellation.h"
-#include "pelab/error.h"
-#include "pelab/random.h"
+#include "pelab/base/error.h"
+#include "pelab/base/random.h"
 #include "volume.h"
 
 namespace pelab::brain {

@@ -15,7 +15,7 @@
 
 #include <nifti2_io.h>
 
-#include "pelab/error.h"
+#include "pelab/base/error.h"
 
 namespace pelab::brain {
 namespace {

@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "option_checks.h"
-#include "pelab/random.h"
+#include "pelab/base/random.h"
 
 namespace pelab::tasks {
 namespace {

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "pelab/params.h"
-#include "pelab/task.h"
+#include "pelab/config/params.h"
+#include "pelab/interfaces/task.h"
 
 namespace pelab::tasks {
 

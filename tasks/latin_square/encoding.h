@@ -6,7 +6,7 @@
 
 #include <torch/types.h>
 
-#include "pelab/task.h"
+#include "pelab/interfaces/task.h"
 #include "puzzle.h"
 
 namespace pelab::latin_square {

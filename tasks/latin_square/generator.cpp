@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "pelab/error.h"
-#include "pelab/random.h"
+#include "pelab/base/error.h"
+#include "pelab/base/random.h"
 #include "solver.h"
 
 namespace pelab::latin_square {

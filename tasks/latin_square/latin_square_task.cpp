@@ -11,8 +11,8 @@
 
 #include "encoding.h"
 #include "generator.h"
-#include "pelab/error.h"
-#include "pelab/plugin.h"
+#include "pelab/base/error.h"
+#include "pelab/plugins/plugin.h"
 #include "puzzle.h"
 #include "puzzle_csv.h"
 #include "split.h"

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "pelab/error.h"
+#include "pelab/base/error.h"
 
 namespace pelab::latin_square {
 namespace {

@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "pelab/error.h"
+#include "pelab/base/error.h"
 
 namespace pelab::latin_square {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "pelab/error.h"
+#include "pelab/base/error.h"
 
 namespace pelab::latin_square {
 namespace {

@@ -3,8 +3,8 @@
 #include <array>
 #include <cmath>
 
-#include "pelab/error.h"
-#include "pelab/random.h"
+#include "pelab/base/error.h"
+#include "pelab/base/random.h"
 
 namespace pelab::latin_square {
 namespace {

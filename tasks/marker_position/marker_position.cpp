@@ -5,8 +5,8 @@
 
 #include <torch/torch.h>
 
-#include <pelab/plugin.h>
-#include <pelab/random.h>
+#include <pelab/base/random.h>
+#include <pelab/plugins/plugin.h>
 
 namespace pelab {
 namespace {

@@ -14,11 +14,11 @@
 #include <torch/torch.h>
 
 #include "masked_splits.h"
-#include "pelab/data_cache.h"
-#include "pelab/error.h"
+#include "pelab/base/error.h"
 #include "pelab/host/host_info.h"
-#include "pelab/plugin.h"
-#include "pelab/run_io.h"
+#include "pelab/io/data_cache.h"
+#include "pelab/io/file_io.h"
+#include "pelab/plugins/plugin.h"
 #include "simulation.h"
 
 namespace pelab::network_simulation {

@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "option_checks.h"
-#include "pelab/random.h"
+#include "pelab/base/random.h"
 
 namespace pelab::network_simulation {
 namespace {

@@ -12,10 +12,10 @@
 #include "launch/shard.h"
 #include "launch/slurm_launcher.h"
 #include "launch/sweep_status.h"
-#include "pelab/error.h"
-#include "pelab/run_claim.h"
-#include "pelab/run_folder.h"
-#include "pelab/run_io.h"
+#include "pelab/base/error.h"
+#include "pelab/io/file_io.h"
+#include "pelab/runs/run_claim.h"
+#include "pelab/runs/run_folder.h"
 #include "test_support.h"
 
 namespace pelab::cli {

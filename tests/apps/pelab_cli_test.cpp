@@ -1,8 +1,5 @@
 // The `pelab` program as a user runs it: exit codes and what it prints.
 
-#include <sys/wait.h>
-
-#include <array>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -13,7 +10,8 @@
 
 #include "pelab/host/blas_kernel.h"
 #include "pelab/host/host_info.h"
-#include "pelab/plugin.h"
+#include "pelab/plugins/plugin.h"
+#include "pelab_process.h"
 #include "test_support.h"
 
 namespace pelab {
@@ -29,35 +27,9 @@ using ::testing::StartsWith;
 
 namespace fs = boost::filesystem;
 
-struct Result {
-  int exit_code = -1;
-  std::string out;  // stdout, or stdout and stderr together
-};
-
-// Runs the built `pelab` with `arguments` (already shell-quoted) in a clean environment.
-// `streams` picks what is captured: "2>&1" for both, "2>&1 >/dev/null" for stderr only.
-Result pelab(const std::string& arguments, const std::string& streams = "2>&1") {
-  const std::string command = "env -u PELAB_PLUGIN_PATH OMP_NUM_THREADS=1 '" +
-                              std::string(PELAB_BINARY_DIR) + "/bin/pelab' " + arguments + " " +
-                              streams;
-  Result result;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) {
-    ADD_FAILURE() << "cannot run " << command;
-    return result;
-  }
-  std::array<char, 4096> buffer;
-  std::size_t n;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
-    result.out.append(buffer.data(), n);
-  const int status = ::pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
-
-std::string quoted(const std::string& text) {
-  return "'" + text + "'";
-}
+using ::pelab::test::pelab;
+using ::pelab::test::quoted;
+using ::pelab::test::Result;
 
 const std::string kSmoke =
     std::string(PELAB_SOURCE_DIR) + "/tasks/marker_position/experiments/smoke.toml";

@@ -1,8 +1,5 @@
 // `pelab probe` and `pelab report` as a user runs them, on a seconds-long marker-task experiment.
 
-#include <sys/wait.h>
-
-#include <array>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -12,7 +9,8 @@
 #include <boost/filesystem.hpp>
 #include <nlohmann/json.hpp>
 
-#include "pelab/run_io.h"
+#include "pelab/io/file_io.h"
+#include "pelab_process.h"
 #include "test_support.h"
 
 namespace pelab {
@@ -24,29 +22,9 @@ using ::testing::HasSubstr;
 using json = nlohmann::json;
 namespace fs = boost::filesystem;
 
-struct Result {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr
-};
-
-Result pelab(const std::string& arguments) {
-  const std::string command = "env -u PELAB_PLUGIN_PATH OMP_NUM_THREADS=1 '" +
-                              std::string(PELAB_BINARY_DIR) + "/bin/pelab' " + arguments + " 2>&1";
-  Result result;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return result;
-  std::array<char, 4096> buffer;
-  std::size_t n;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
-    result.out.append(buffer.data(), n);
-  const int status = ::pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
-
-std::string quoted(const std::string& text) {
-  return "'" + text + "'";
-}
+using ::pelab::test::pelab;
+using ::pelab::test::quoted;
+using ::pelab::test::Result;
 
 // One tiny experiment for the whole file: 2 points x 1 seed of the marker task, learned PE at
 // std 0.2 and 2.0, with the pe_norm and attention probes.

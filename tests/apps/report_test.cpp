@@ -11,9 +11,9 @@
 #include <torch/torch.h>
 #include <boost/filesystem.hpp>
 
-#include "pelab/error.h"
-#include "pelab/registry.h"
-#include "pelab/run_io.h"
+#include "pelab/base/error.h"
+#include "pelab/io/file_io.h"
+#include "pelab/plugins/registry.h"
 #include "report/phase_diagram.h"
 #include "report/report.h"
 #include "test_support.h"

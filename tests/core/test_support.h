@@ -13,7 +13,7 @@
 #include <gtest/gtest.h>
 #include <boost/filesystem.hpp>
 
-#include "pelab/registry.h"
+#include "pelab/plugins/registry.h"
 
 namespace pelab::test {
 

@@ -17,7 +17,7 @@
 #include <string>
 #include <typeinfo>
 
-#include "pelab/error.h"
+#include "pelab/base/error.h"
 
 namespace pelab::fuzz {
 

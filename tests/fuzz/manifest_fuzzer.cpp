@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "fuzz_target.h"
-#include "pelab/manifest.h"
-#include "pelab/registry.h"
+#include "pelab/config/manifest.h"
+#include "pelab/plugins/registry.h"
 
 namespace {
 

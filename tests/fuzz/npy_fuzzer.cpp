@@ -1,9 +1,9 @@
-// Fuzzes the .npy reader (pelab/run_io.h), which reads PE snapshots, probe arrays and the brain
+// Fuzzes the .npy reader (pelab/io/file_io.h), which reads PE snapshots, probe arrays and the brain
 // task's parcel time series: any bytes give a tensor or a pelab::Error, and what was read writes
 // back to bytes that read as the same array.
 
 #include "fuzz_target.h"
-#include "pelab/run_io.h"
+#include "pelab/io/file_io.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string bytes = pelab::fuzz::as_string(data, size);

@@ -5,9 +5,9 @@
 // four files at once, so every seed exercises one reader's deep paths and the others' error paths.
 
 #include "fuzz_target.h"
-#include "pelab/registry.h"
-#include "pelab/run_claim.h"
-#include "pelab/run_folder.h"
+#include "pelab/plugins/registry.h"
+#include "pelab/runs/run_claim.h"
+#include "pelab/runs/run_folder.h"
 
 namespace {
 

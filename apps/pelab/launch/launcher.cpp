@@ -20,11 +20,11 @@
 
 #include "launch/progress_board.h"
 #include "launch/sweep_interruption.h"
-#include "pelab/error.h"
-#include "pelab/manifest.h"
-#include "pelab/registry.h"
-#include "pelab/run_claim.h"
-#include "pelab/run_io.h"
+#include "pelab/base/error.h"
+#include "pelab/config/manifest.h"
+#include "pelab/io/file_io.h"
+#include "pelab/plugins/registry.h"
+#include "pelab/runs/run_claim.h"
 
 extern char** environ;
 
@@ -173,6 +173,111 @@ pid_t spawn_worker(std::vector<std::string>& args, int* progress) {
   return pid;
 }
 
+// The command line of the worker that trains run `index`: `base` selecting that run, with the
+// pool's share of the cores when the run's configuration leaves its threads to the machine.
+std::vector<std::string> worker_command(const std::vector<std::string>& base,
+                                        const RunConfig& config, std::size_t index,
+                                        std::int64_t threads, bool show) {
+  std::vector<std::string> args = base;
+  args.insert(args.end(), {"--only", std::to_string(index), "--quiet"});
+  if (config.train.integer("threads") == 0)
+    args.insert(args.end(), {"--set", fmt::format("train.threads={}", threads)});
+  if (show) args.insert(args.end(), {"--progress-fd", std::to_string(kProgressFd)});
+  return args;
+}
+
+// The worker processes of one sweep in flight: starts them, feeds their progress to the board
+// and records how each ended, in the plan's order.
+class RunningWorkers {
+ public:
+  RunningWorkers(const LaunchPlan& plan, SweepInterruption& interruption, ProgressBoard& board)
+      : plan_(plan), interruption_(interruption), board_(board), results_(plan.runs.size()) {}
+
+  std::size_t size() const { return running_.size(); }
+  bool empty() const { return running_.empty(); }
+  std::vector<LaunchResult> take_results() { return std::move(results_); }
+
+  // Starts the worker of the plan's run at `position`; with `show`, it reports on a pipe.
+  void start(std::size_t position, std::vector<std::string> args, bool show) {
+    Worker worker;
+    worker.position = position;
+    const pid_t pid = spawn_worker(args, show ? &worker.progress : nullptr);
+    interruption_.add_worker(pid);
+    running_[pid] = worker;
+    board_.start(pid, run_label(plan_.manifest->runs()[plan_.runs[position]]));
+    board_.redraw(/*now=*/true);
+  }
+
+  // Waits for the next thing to happen: progress from a worker (up to a second), or its end.
+  void wait() {
+    std::vector<pollfd> pipes;
+    std::vector<pid_t> owners;
+    for (const auto& [pid, worker] : running_) {
+      if (worker.progress < 0) continue;
+      pipes.push_back({worker.progress, POLLIN, 0});
+      owners.push_back(pid);
+    }
+    if (pipes.empty()) {
+      int status = 0;
+      const pid_t pid = ::waitpid(-1, &status, 0);
+      if (pid > 0) reaped(pid, status);
+      return;
+    }
+    if (::poll(pipes.data(), pipes.size(), 1000) > 0) {
+      for (std::size_t i = 0; i < pipes.size(); ++i) {
+        if (pipes[i].revents != 0) drain(owners[i], running_.at(owners[i]));
+      }
+    }
+    int status = 0;
+    for (pid_t pid; (pid = ::waitpid(-1, &status, WNOHANG)) > 0;)
+      reaped(pid, status);
+    board_.redraw();
+  }
+
+ private:
+  struct Worker {
+    std::size_t position = 0;  // in the plan
+    int progress = -1;         // the read end of its pipe, -1 once closed
+  };
+
+  void drain(pid_t pid, Worker& worker) {
+    char buffer[4096];
+    const ssize_t n = ::read(worker.progress, buffer, sizeof buffer);
+    if (n > 0) {
+      board_.feed(pid, std::string(buffer, static_cast<std::size_t>(n)));
+    } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+      ::close(worker.progress);
+      worker.progress = -1;
+    }
+  }
+
+  void reaped(pid_t pid, int status) {
+    interruption_.remove_worker(pid);
+    Worker& worker = running_.at(pid);
+    while (worker.progress >= 0)
+      drain(pid, worker);  // what it wrote before it ended
+    LaunchResult& result = results_[worker.position];
+    result.index = plan_.runs[worker.position];
+    running_.erase(pid);
+    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    result.state = code == 0                       ? LaunchState::kDone
+                   : code == kExitClaimedElsewhere ? LaunchState::kClaimedElsewhere
+                                                   : LaunchState::kFailed;
+    const char* word = code == 0                       ? "done"
+                       : code == kExitClaimedElsewhere ? "being trained by another process"
+                                                       : "FAILED";
+    board_.finish(pid, fmt::format("[{}/{}] {}: {}", ++done_, plan_.runs.size(),
+                                   run_label(plan_.manifest->runs()[result.index]), word));
+  }
+
+  const LaunchPlan& plan_;
+  SweepInterruption& interruption_;
+  ProgressBoard& board_;
+  std::map<pid_t, Worker> running_;
+  std::vector<LaunchResult> results_;
+  std::size_t done_ = 0;
+};
+
 class ProcessPoolLauncher : public Launcher {
  public:
   ProcessPoolLauncher(int jobs, std::vector<std::string> command_line)
@@ -196,87 +301,19 @@ class ProcessPoolLauncher : public Launcher {
     const bool show = plan.run_options.progress;
     ProgressBoard board(stderr, stdout, show && ::isatty(STDERR_FILENO) != 0, terminal_width(),
                         plan.runs.size(), static_cast<std::size_t>(jobs_));
-    struct Worker {
-      std::size_t position = 0;  // in the plan
-      int progress = -1;         // the read end of its pipe, -1 once closed
-    };
-    std::map<pid_t, Worker> running;
-    std::vector<LaunchResult> results(plan.runs.size());
-    std::size_t next = 0, done = 0;
+    RunningWorkers workers(plan, interruption, board);
+    std::size_t next = 0;
     const std::size_t total = plan.runs.size();
-    const auto drain = [&](pid_t pid, Worker& worker) {
-      char buffer[4096];
-      const ssize_t n = ::read(worker.progress, buffer, sizeof buffer);
-      if (n > 0) {
-        board.feed(pid, std::string(buffer, static_cast<std::size_t>(n)));
-      } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
-        ::close(worker.progress);
-        worker.progress = -1;
-      }
-    };
-    const auto reaped = [&](pid_t pid, int status) {
-      interruption.remove_worker(pid);
-      Worker& worker = running.at(pid);
-      while (worker.progress >= 0)
-        drain(pid, worker);  // what it wrote before it ended
-      LaunchResult& result = results[worker.position];
-      result.index = plan.runs[worker.position];
-      running.erase(pid);
-      const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-      result.state = code == 0                       ? LaunchState::kDone
-                     : code == kExitClaimedElsewhere ? LaunchState::kClaimedElsewhere
-                                                     : LaunchState::kFailed;
-      const char* word = code == 0                       ? "done"
-                         : code == kExitClaimedElsewhere ? "being trained by another process"
-                                                         : "FAILED";
-      board.finish(pid, fmt::format("[{}/{}] {}: {}", ++done, total,
-                                    run_label(manifest.runs()[result.index]), word));
-    };
-    // Waits for the next thing to happen: progress from a worker (up to a second), or its end.
-    const auto wait = [&] {
-      std::vector<pollfd> pipes;
-      std::vector<pid_t> owners;
-      for (const auto& [pid, worker] : running) {
-        if (worker.progress < 0) continue;
-        pipes.push_back({worker.progress, POLLIN, 0});
-        owners.push_back(pid);
-      }
-      if (pipes.empty()) {
-        int status = 0;
-        const pid_t pid = ::waitpid(-1, &status, 0);
-        if (pid > 0) reaped(pid, status);
-        return;
-      }
-      if (::poll(pipes.data(), pipes.size(), 1000) > 0) {
-        for (std::size_t i = 0; i < pipes.size(); ++i) {
-          if (pipes[i].revents != 0) drain(owners[i], running.at(owners[i]));
-        }
-      }
-      int status = 0;
-      for (pid_t pid; (pid = ::waitpid(-1, &status, WNOHANG)) > 0;)
-        reaped(pid, status);
-      board.redraw();
-    };
-    while (next < total || !running.empty()) {
-      if (next < total && running.size() < static_cast<std::size_t>(jobs_)) {
+    while (next < total || !workers.empty()) {
+      if (next < total && workers.size() < static_cast<std::size_t>(jobs_)) {
         const std::size_t index = plan.runs[next];
-        std::vector<std::string> args = base;
-        args.insert(args.end(), {"--only", std::to_string(index), "--quiet"});
-        if (manifest.runs()[index].train.integer("threads") == 0)
-          args.insert(args.end(), {"--set", fmt::format("train.threads={}", threads)});
-        if (show) args.insert(args.end(), {"--progress-fd", std::to_string(kProgressFd)});
-        Worker worker;
-        worker.position = next++;
-        const pid_t pid = spawn_worker(args, show ? &worker.progress : nullptr);
-        interruption.add_worker(pid);
-        running[pid] = worker;
-        board.start(pid, run_label(manifest.runs()[index]));
-        board.redraw(/*now=*/true);
+        workers.start(next++, worker_command(base, manifest.runs()[index], index, threads, show),
+                      show);
       } else {
-        wait();
+        workers.wait();
       }
     }
-    return results;
+    return workers.take_results();
   }
 
  private:

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "pelab/run.h"
+#include "pelab/runs/run.h"
 
 namespace pelab {
 class Manifest;

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "pelab/run_io.h"
+#include "pelab/io/file_io.h"
 
 namespace pelab::cli {
 namespace {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "pelab/run.h"
+#include "pelab/runs/run.h"
 
 namespace pelab::cli {
 

@@ -15,8 +15,8 @@
 #include <fmt/format.h>
 #include <boost/filesystem.hpp>
 
-#include "pelab/error.h"
-#include "pelab/rendezvous.h"
+#include "pelab/base/error.h"
+#include "pelab/training/rendezvous.h"
 
 extern char** environ;
 

@@ -14,9 +14,9 @@
 #include <fmt/format.h>
 #include <boost/filesystem.hpp>
 
-#include "pelab/error.h"
-#include "pelab/manifest.h"
-#include "pelab/run_io.h"
+#include "pelab/base/error.h"
+#include "pelab/config/manifest.h"
+#include "pelab/io/file_io.h"
 
 extern char** environ;
 
@@ -106,43 +106,127 @@ std::string now_text() {
   return text;
 }
 
+// Where a submission's files go: <output>/<experiment>/slurm/.
+struct SlurmFiles {
+  fs::path output;  // absolute
+  fs::path experiment_dir;
+  fs::path slurm_dir;
+  fs::path manifest_copy;
+
+  fs::path sweep_script() const { return slurm_dir / "sweep.sbatch"; }
+  fs::path report_script() const { return slurm_dir / "report.sbatch"; }
+  fs::path logs() const { return slurm_dir / "logs"; }
+};
+
+SlurmFiles slurm_files(const LaunchPlan& plan) {
+  SlurmFiles files;
+  files.output = fs::absolute(plan.output);
+  files.experiment_dir = files.output / plan.manifest->name();
+  files.slurm_dir = files.experiment_dir / "slurm";
+  files.manifest_copy = files.slurm_dir / fs::path(plan.manifest_path).filename();
+  return files;
+}
+
+// What each array task runs (before its --shard): `pelab run` on the manifest's copy.
+std::vector<std::string> run_command_line(const std::string& pelab, const SlurmOptions& options,
+                                          const LaunchPlan& plan, const SlurmFiles& files) {
+  std::vector<std::string> words = {pelab};
+  for (const auto& folder : options.plugin_folders) {
+    words.push_back("--plugin-path");
+    words.push_back(fs::absolute(folder).string());
+  }
+  words.insert(words.end(), {"run", files.manifest_copy.string(), "--out", files.output.string()});
+  for (const auto& override : plan.overrides) {
+    words.push_back("--set");
+    words.push_back(override);
+  }
+  words.push_back("--quiet");
+  if (plan.run_options.force) words.push_back("--force");
+  return words;
+}
+
+// The same sweep again, failed and interrupted runs only: the overrides are part of what
+// names the experiment and its runs, so the hint keeps them.
+std::vector<std::string> resubmit_command_line(const LaunchPlan& plan) {
+  std::vector<std::string> words = {"pelab", "slurm", plan.manifest_path, "--out", plan.output};
+  for (const auto& override : plan.overrides) {
+    words.push_back("--set");
+    words.push_back(override);
+  }
+  words.push_back("--resubmit-failed");
+  return words;
+}
+
+// The submission as a dry run shows it: the scripts, then the commands that would submit them.
+void print_dry_run(const SlurmFiles& files, const std::string& sweep_script,
+                   const std::string& report_script, const std::vector<std::string>& submit_sweep,
+                   const std::vector<std::string>& submit_report) {
+  std::printf("# %s\n%s\n# %s\n%s\n# submit:\n%s\n%s\n", files.sweep_script().c_str(),
+              sweep_script.c_str(), files.report_script().c_str(), report_script.c_str(),
+              shell_line(submit_sweep).c_str(), shell_line(submit_report).c_str());
+}
+
+void write_scripts(const LaunchPlan& plan, const SlurmFiles& files, const std::string& sweep_script,
+                   const std::string& report_script) {
+  fs::create_directories(files.logs());
+  write_file_atomically(files.manifest_copy.string(), read_file(plan.manifest_path));
+  write_file_atomically(files.sweep_script().string(), sweep_script);
+  write_file_atomically(files.report_script().string(), report_script);
+}
+
+// Submits the array, then the report job that depends on it; a result per run, its array task.
+std::vector<LaunchResult> submit_jobs(const LaunchPlan& plan,
+                                      const std::vector<std::string>& submit_sweep,
+                                      std::vector<std::string> submit_report,
+                                      const std::string& array) {
+  const std::string array_job = job_id(run_command(submit_sweep), "job array");
+  submit_report[2] = "--dependency=afterany:" + array_job;
+  const std::string report_job = job_id(run_command(submit_report), "report job");
+  std::printf(
+      "submitted job array %s (%zu task(s): --array=%s) and report job %s (after the "
+      "array ends)\n",
+      array_job.c_str(), plan.runs.size(), array.c_str(), report_job.c_str());
+  std::vector<LaunchResult> results;
+  for (std::size_t index : plan.runs)
+    results.push_back({index, LaunchState::kSubmitted, fmt::format("{}_{}", array_job, index + 1)});
+  return results;
+}
+
 class SlurmLauncher : public Launcher {
  public:
   explicit SlurmLauncher(SlurmOptions options) : options_(std::move(options)) {}
 
   std::vector<LaunchResult> launch(const LaunchPlan& plan) override {
-    const Manifest& manifest = *plan.manifest;
-    const fs::path output = fs::absolute(plan.output);
-    const fs::path experiment_dir = output / manifest.name();
-    const fs::path slurm_dir = experiment_dir / "slurm";
-    const fs::path manifest_copy = slurm_dir / fs::path(plan.manifest_path).filename();
+    const SlurmFiles files = slurm_files(plan);
     const std::string pelab = fs::read_symlink("/proc/self/exe").string();
+    const std::string sweep = sweep_script(plan, files, pelab);
+    const std::string report = report_script(plan, files, pelab);
+
+    std::string array = slurm_array_list(plan.runs);
+    if (options_.max_parallel > 0) array += fmt::format("%{}", options_.max_parallel);
+    const std::vector<std::string> submit_sweep = {"sbatch", "--parsable", "--array=" + array,
+                                                   files.sweep_script().string()};
+    const std::vector<std::string> submit_report = {"sbatch", "--parsable",
+                                                    "--dependency=afterany:<array job>",
+                                                    files.report_script().string()};
+    if (options_.dry_run) {
+      print_dry_run(files, sweep, report, submit_sweep, submit_report);
+      return {};
+    }
+
+    write_scripts(plan, files, sweep, report);
+    return submit_jobs(plan, submit_sweep, submit_report, array);
+  }
+
+ private:
+  // sweep.sbatch: a task per run, each `pelab run ... --shard I/N`.
+  std::string sweep_script(const LaunchPlan& plan, const SlurmFiles& files,
+                           const std::string& pelab) const {
+    const Manifest& manifest = *plan.manifest;
     const std::size_t total = manifest.runs().size();
-
-    std::vector<std::string> run_command_line = {pelab};
-    for (const auto& folder : options_.plugin_folders) {
-      run_command_line.push_back("--plugin-path");
-      run_command_line.push_back(fs::absolute(folder).string());
-    }
-    run_command_line.insert(run_command_line.end(),
-                            {"run", manifest_copy.string(), "--out", output.string()});
-    for (const auto& override : plan.overrides) {
-      run_command_line.push_back("--set");
-      run_command_line.push_back(override);
-    }
-    run_command_line.push_back("--quiet");
-    if (plan.run_options.force) run_command_line.push_back("--force");
-
-    // The same sweep again, failed and interrupted runs only: the overrides are part of what
-    // names the experiment and its runs, so the hint keeps them.
-    std::vector<std::string> resubmit_command_line = {"pelab", "slurm", plan.manifest_path, "--out",
-                                                      plan.output};
-    for (const auto& override : plan.overrides) {
-      resubmit_command_line.push_back("--set");
-      resubmit_command_line.push_back(override);
-    }
-    resubmit_command_line.push_back("--resubmit-failed");
-    const std::string sweep_script = fmt::format(
+    const std::vector<std::string> command = run_command_line(pelab, options_, plan, files);
+    const std::vector<std::string> resubmit = resubmit_command_line(plan);
+    return fmt::format(
         "#!/bin/bash\n"
         "# Written by `pelab slurm` on {date} for {manifest}:\n"
         "# one array task per run of the experiment '{name}' ({total} runs); task I trains run I\n"
@@ -159,13 +243,17 @@ class SlurmLauncher : public Launcher {
         "set -euo pipefail\n"
         "exec {command} --shard \"${{SLURM_ARRAY_TASK_ID}}/{total}\"\n",
         fmt::arg("date", now_text()), fmt::arg("manifest", plan.manifest_path),
-        fmt::arg("resubmit", shell_line(resubmit_command_line)),
-        fmt::arg("output", output.string()), fmt::arg("name", manifest.name()),
-        fmt::arg("total", total), fmt::arg("script", (slurm_dir / "sweep.sbatch").string()),
-        fmt::arg("logs", (slurm_dir / "logs").string()),
+        fmt::arg("resubmit", shell_line(resubmit)), fmt::arg("output", files.output.string()),
+        fmt::arg("name", manifest.name()), fmt::arg("total", total),
+        fmt::arg("script", files.sweep_script().string()), fmt::arg("logs", files.logs().string()),
         fmt::arg("cwd", fs::current_path().string()), fmt::arg("cpus", options_.cpus_per_task),
-        fmt::arg("resources", resource_lines()), fmt::arg("command", shell_line(run_command_line)));
-    const std::string report_script = fmt::format(
+        fmt::arg("resources", resource_lines()), fmt::arg("command", shell_line(command)));
+  }
+
+  // report.sbatch: `pelab report` on the experiment once its array has ended.
+  std::string report_script(const LaunchPlan& plan, const SlurmFiles& files,
+                            const std::string& pelab) const {
+    return fmt::format(
         "#!/bin/bash\n"
         "# Written by `pelab slurm`: the report of '{name}' once its array has ended.\n"
         "#SBATCH --job-name=pelab-{name}-report\n"
@@ -175,44 +263,11 @@ class SlurmLauncher : public Launcher {
         "{resources}"
         "set -euo pipefail\n"
         "exec {command}\n",
-        fmt::arg("name", manifest.name()), fmt::arg("logs", (slurm_dir / "logs").string()),
+        fmt::arg("name", plan.manifest->name()), fmt::arg("logs", files.logs().string()),
         fmt::arg("cwd", fs::current_path().string()), fmt::arg("resources", resource_lines()),
-        fmt::arg("command", shell_line({pelab, "report", experiment_dir.string()})));
-
-    std::string array = slurm_array_list(plan.runs);
-    if (options_.max_parallel > 0) array += fmt::format("%{}", options_.max_parallel);
-    const std::vector<std::string> submit_sweep = {"sbatch", "--parsable", "--array=" + array,
-                                                   (slurm_dir / "sweep.sbatch").string()};
-    std::vector<std::string> submit_report = {"sbatch", "--parsable",
-                                              "--dependency=afterany:<array job>",
-                                              (slurm_dir / "report.sbatch").string()};
-    std::vector<LaunchResult> results;
-    if (options_.dry_run) {
-      std::printf("# %s\n%s\n# %s\n%s\n# submit:\n%s\n%s\n", (slurm_dir / "sweep.sbatch").c_str(),
-                  sweep_script.c_str(), (slurm_dir / "report.sbatch").c_str(),
-                  report_script.c_str(), shell_line(submit_sweep).c_str(),
-                  shell_line(submit_report).c_str());
-      return results;
-    }
-
-    fs::create_directories(slurm_dir / "logs");
-    write_file_atomically(manifest_copy.string(), read_file(plan.manifest_path));
-    write_file_atomically((slurm_dir / "sweep.sbatch").string(), sweep_script);
-    write_file_atomically((slurm_dir / "report.sbatch").string(), report_script);
-    const std::string array_job = job_id(run_command(submit_sweep), "job array");
-    submit_report[2] = "--dependency=afterany:" + array_job;
-    const std::string report_job = job_id(run_command(submit_report), "report job");
-    std::printf(
-        "submitted job array %s (%zu task(s): --array=%s) and report job %s (after the "
-        "array ends)\n",
-        array_job.c_str(), plan.runs.size(), array.c_str(), report_job.c_str());
-    for (std::size_t index : plan.runs)
-      results.push_back(
-          {index, LaunchState::kSubmitted, fmt::format("{}_{}", array_job, index + 1)});
-    return results;
+        fmt::arg("command", shell_line({pelab, "report", files.experiment_dir.string()})));
   }
 
- private:
   std::string resource_lines() const {
     std::string lines;
     auto add = [&](const char* option, const std::string& value) {

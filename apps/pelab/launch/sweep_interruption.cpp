@@ -9,7 +9,7 @@
 #include <csignal>
 #include <cstdio>
 
-#include "pelab/error.h"
+#include "pelab/base/error.h"
 
 namespace pelab::cli {
 

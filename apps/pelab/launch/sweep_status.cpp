@@ -5,31 +5,17 @@
 
 #include <fmt/format.h>
 #include <boost/filesystem.hpp>
-#include <nlohmann/json.hpp>
 
-#include "pelab/error.h"
-#include "pelab/manifest.h"
-#include "pelab/run_folder.h"
-#include "pelab/run_io.h"
+#include "pelab/base/error.h"
+#include "pelab/config/manifest.h"
+#include "pelab/runs/experiment_folder.h"
+#include "pelab/runs/run_folder.h"
 
 namespace pelab::cli {
 
 namespace fs = boost::filesystem;
-using json = nlohmann::ordered_json;
 
 namespace {
-
-constexpr const char* kSweepRecord = "sweep.json";
-
-std::vector<std::string> sorted_subfolders(const fs::path& dir) {
-  std::vector<std::string> names;
-  boost::system::error_code error;
-  for (fs::directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) {
-    if (fs::is_directory(it->path())) names.push_back(it->path().filename().string());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
 
 double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
@@ -37,18 +23,12 @@ double median(std::vector<double> values) {
   return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
-// The epochs a run's config.toml asks for; -1 when it cannot be read without a registry.
+// The epochs a run's configuration asks for; -1 when it cannot be read.
 std::int64_t configured_epochs(const RunFolder& folder) {
   if (!folder.has_config()) return -1;
-  const std::string text = "\n" + folder.read_config_text();
-  // config.toml is written by RunConfig::to_toml(): "epochs = N" in [train], one per line.
-  std::size_t train = text.find("\n[train]\n");
-  if (train == std::string::npos) return -1;
-  const std::size_t key = text.find("\nepochs = ", train);
-  if (key == std::string::npos) return -1;
   try {
-    return std::stoll(text.substr(key + 10));
-  } catch (const std::exception&) {
+    return folder.read_stored_config().integer("train.epochs").value_or(-1);
+  } catch (const Error&) {
     return -1;
   }
 }
@@ -74,37 +54,12 @@ const char* to_string(RunState state) {
 void write_sweep_record(const std::string& experiment_dir, const Manifest& manifest,
                         const std::string& manifest_path,
                         const std::vector<std::string>& overrides) {
-  json runs = json::array();
-  const std::string prefix = manifest.name() + "/";
-  for (const RunConfig& run : manifest.runs()) {
-    std::string dir = run.relative_dir();
-    if (dir.rfind(prefix, 0) == 0) dir = dir.substr(prefix.size());
-    runs.push_back(dir);
-  }
-  const json document = {
-      {"manifest", fs::absolute(manifest_path).string()}, {"overrides", overrides}, {"runs", runs}};
-  write_file_atomically((fs::path(experiment_dir) / kSweepRecord).string(),
-                        document.dump(2) + "\n");
-}
-
-std::optional<SweepRecord> read_sweep_record(const std::string& experiment_dir) {
-  const std::string path = (fs::path(experiment_dir) / kSweepRecord).string();
-  if (!fs::is_regular_file(path)) return std::nullopt;
-  const json document = json::parse(read_file(path), nullptr, false);
-  PELAB_CHECK(!document.is_discarded() && document.is_object() && document.contains("runs"),
-              "{} is not a sweep record pelab wrote; delete it, and `pelab run` or `pelab slurm` "
-              "writes it again",
-              path);
   SweepRecord record;
-  try {
-    record.manifest = document.value("manifest", "");
-    record.overrides = document.value("overrides", std::vector<std::string>{});
-    record.runs = document["runs"].get<std::vector<std::string>>();
-  } catch (const json::exception& e) {
-    throw Error(fmt::format("{}: {}; delete it, and `pelab run` or `pelab slurm` writes it again",
-                            path, e.what()));
-  }
-  return record;
+  record.manifest = fs::absolute(manifest_path).string();
+  record.overrides = overrides;
+  for (const RunConfig& run : manifest.runs())
+    record.runs.push_back(ExperimentFolder::relative_run_path(run.point, run.seed));
+  ExperimentFolder(experiment_dir).write_sweep_record(record);
 }
 
 RunStatus run_status(const std::string& experiment_dir, const std::string& relative_dir) {
@@ -117,7 +72,7 @@ RunStatus run_status(const std::string& experiment_dir, const std::string& relat
     const auto rows = folder.read_metrics();
     if (!rows.empty()) status.epoch = rows.back().epoch;
   } catch (const Error&) {
-    // An unreadable metrics.csv says nothing about where the run stands.
+    // Unreadable metrics say nothing about where the run stands.
   }
   if (const auto summary = folder.read_summary()) {
     status.state = summary->finished() ? RunState::kDone : RunState::kFailed;
@@ -138,19 +93,17 @@ RunStatus run_status(const std::string& experiment_dir, const std::string& relat
 
 std::vector<RunStatus> sweep_status(const std::string& experiment_dir) {
   PELAB_CHECK(fs::is_directory(experiment_dir), "'{}' is not a folder", experiment_dir);
+  const ExperimentFolder experiment(experiment_dir);
   std::vector<std::string> dirs;
-  if (const auto record = read_sweep_record(experiment_dir)) dirs = record->runs;
+  if (const auto record = experiment.read_sweep_record()) dirs = record->runs;
   std::set<std::string> listed(dirs.begin(), dirs.end());
-  for (const auto& point : sorted_subfolders(experiment_dir)) {
-    for (const auto& seed : sorted_subfolders(fs::path(experiment_dir) / point)) {
-      const std::string dir = point + "/" + seed;
-      if (seed.rfind("seed-", 0) == 0 && !listed.count(dir)) dirs.push_back(dir);
-    }
+  for (const auto& dir : experiment.seed_folders()) {
+    if (!listed.count(dir)) dirs.push_back(dir);
   }
   PELAB_CHECK(!dirs.empty(),
-              "'{}' holds no runs and no sweep.json: give an experiment folder "
-              "(<out>/<experiment>) that `pelab run` or `pelab slurm` wrote",
-              experiment_dir);
+              "'{}' holds no runs and no {}: give an experiment folder (<out>/<experiment>) that "
+              "`pelab run` or `pelab slurm` wrote",
+              experiment_dir, fs::path(experiment.sweep_record_path()).filename().string());
   std::vector<RunStatus> statuses;
   for (const auto& dir : dirs)
     statuses.push_back(run_status(experiment_dir, dir));

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "pelab/run_claim.h"
+#include "pelab/runs/run_claim.h"
 
 namespace pelab {
 class Manifest;
@@ -16,18 +16,11 @@ class Manifest;
 
 namespace pelab::cli {
 
-/// `<experiment>/sweep.json`: the runs a manifest expands to, so that the runs not started yet
-/// are known too. Written by `pelab run` and `pelab slurm`.
-struct SweepRecord {
-  std::string manifest;  // the manifest's path, as given
-  std::vector<std::string> overrides;
-  std::vector<std::string> runs;  // run folders relative to the experiment folder, in run order
-};
-
+/// Records in the experiment folder the runs `manifest` expands to (ExperimentFolder's sweep
+/// record), so that `pelab status` knows the runs not started yet.
 void write_sweep_record(const std::string& experiment_dir, const Manifest& manifest,
                         const std::string& manifest_path,
                         const std::vector<std::string>& overrides);
-std::optional<SweepRecord> read_sweep_record(const std::string& experiment_dir);
 
 enum class RunState { kDone, kRunning, kFailed, kInterrupted, kPending };
 const char* to_string(RunState state);
@@ -39,13 +32,13 @@ struct RunStatus {
   std::int64_t epochs = -1;         // the run's epochs, when known
   std::optional<ClaimOwner> owner;  // running: who
   std::string error;                // failed: why
-  double wall_seconds = -1.0;       // done: what the run took (summary.json)
+  double wall_seconds = -1.0;       // done: what the run took (its summary)
 };
 
 /// The state of one run folder.
 RunStatus run_status(const std::string& experiment_dir, const std::string& relative_dir);
 
-/// Every run of the experiment: those of sweep.json in order, then any other run folder found.
+/// Every run of the experiment: those of the sweep record in order, then any other run folder found.
 std::vector<RunStatus> sweep_status(const std::string& experiment_dir);
 
 /// How long the runs not done yet will take (failed ones aside: they run again only when the

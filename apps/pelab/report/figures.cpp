@@ -10,17 +10,14 @@
 
 #include <fmt/format.h>
 #include <torch/torch.h>
-#include <boost/filesystem.hpp>
 
-#include "pelab/run_folder.h"
-#include "pelab/run_io.h"
-#include "pelab/run_loader.h"
+#include "pelab/interfaces/probe.h"
+#include "pelab/io/file_io.h"
+#include "pelab/runs/run_folder.h"
 #include "report.h"
 #include "report/phase_diagram.h"
 
 namespace pelab::report {
-
-namespace fs = boost::filesystem;
 
 namespace {
 
@@ -165,6 +162,103 @@ std::string scale_axis(const Experiment& experiment) {
   return out + fmt::format("unset logscale x\nset xrange [{}:{}]\n", num(lo - pad), num(hi + pad));
 }
 
+// The plot clauses of a panel, and the values they draw (for the y range).
+struct PanelPlots {
+  std::vector<std::string> plots;
+  ValueSpan span;
+};
+
+// The series that have an init scale, in the order of their first point.
+std::vector<std::string> scaled_series(const Experiment& experiment) {
+  std::vector<std::string> series;
+  for (const auto& point : experiment.points) {
+    if (point.init_scale && std::find(series.begin(), series.end(), point.series) == series.end())
+      series.push_back(point.series);
+  }
+  return series;
+}
+
+// Each line's metric against init scale for every scaled series, with SEM bars.
+void add_scaled_lines(Script& script, const Experiment& experiment, const std::vector<Line>& lines,
+                      double factor, PanelPlots& out) {
+  const std::vector<std::string> series = scaled_series(experiment);
+  const ScaleRange range = scale_range(experiment);
+  const std::size_t count = series.size() * lines.size();
+  std::size_t index = 0;
+  for (const auto& name : series) {
+    for (const auto& line : lines) {
+      std::string rows;
+      for (const auto& point : experiment.points) {
+        if (!point.init_scale || point.series != name) continue;
+        auto it = point.stats.find(line.key);
+        if (it == point.stats.end() || it->second.n == 0) continue;
+        rows += fmt::format("{} {} {}\n", num(range.jitter(*point.init_scale, index, count)),
+                            num(factor * it->second.mean), num(factor * it->second.sem));
+        out.span.add(factor * it->second.mean, factor * it->second.sem);
+      }
+      ++index;
+      if (rows.empty()) continue;
+      const std::string block = script.block(rows);
+      const std::string line_title = lines.size() > 1 || series.size() > 1
+                                         ? (line.title.empty() ? name : name + ": " + line.title)
+                                         : name;
+      out.plots.push_back(fmt::format("{} using 1:2:3 with yerrorlines lw 2 pt 7 title {}", block,
+                                      quote(line_title)));
+    }
+  }
+}
+
+// For every point without a scale, a dashed horizontal line (with its SEM in the title).
+void add_unscaled_lines(const Experiment& experiment, const std::vector<Line>& lines, double factor,
+                        bool unscaled_first_line_only, PanelPlots& out) {
+  int dash = 2;
+  for (const auto& point : experiment.points) {
+    if (point.init_scale) continue;
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      if (unscaled_first_line_only && i > 0) break;
+      auto it = point.stats.find(lines[i].key);
+      if (it == point.stats.end() || it->second.n == 0) continue;
+      const std::string line_title =
+          fmt::format("{}{} ({} ± {})", point.label,
+                      lines.size() > 1 && !lines[i].title.empty() ? ": " + lines[i].title : "",
+                      fmt::format("{:.3g}", factor * it->second.mean),
+                      fmt::format("{:.2g}", factor * it->second.sem));
+      out.span.add(factor * it->second.mean, 0.0);
+      static const char* kColours[] = {"#222222", "#8c510a", "#01665e", "#762a83", "#777777"};
+      out.plots.push_back(fmt::format("{} with lines dt {} lw 2 lc rgb '{}' title {}",
+                                      num(factor * it->second.mean), dash, kColours[(dash - 2) % 5],
+                                      quote(line_title)));
+    }
+    ++dash;
+  }
+}
+
+// Without any scaled point: the points are categories on the x axis, each line's metric with
+// SEM bars.
+void add_categorical_lines(Script& script, const Experiment& experiment,
+                           const std::vector<Line>& lines, double factor, PanelPlots& out) {
+  // The points' labels are the tics: slanted, so that long labels side by side stay legible.
+  std::string& body = script.body();
+  body += "unset logscale x\nset xlabel ''\nset xtics rotate by 20 right\n";
+  body += fmt::format("set xrange [-0.5:{}]\n", experiment.points.size() - 0.5);
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    std::string rows;
+    for (std::size_t p = 0; p < experiment.points.size(); ++p) {
+      const Point& point = experiment.points[p];
+      auto it = point.stats.find(lines[i].key);
+      if (it == point.stats.end() || it->second.n == 0) continue;
+      rows += fmt::format("{} {} {} \"{}\"\n", p, num(factor * it->second.mean),
+                          num(factor * it->second.sem), point.label);
+      out.span.add(factor * it->second.mean, factor * it->second.sem);
+    }
+    if (rows.empty()) continue;
+    const std::string block = script.block(rows);
+    out.plots.push_back(fmt::format("{} using 1:2:3:xtic(4) with yerrorbars lw 2 pt 7 title {}",
+                                    block,
+                                    quote(lines[i].title.empty() ? "mean ± SEM" : lines[i].title)));
+  }
+}
+
 // One panel: each line's metric against init scale for every scaled series (SEM bars), and for
 // every point without a scale a dashed horizontal line (with its SEM in the title). Without any
 // scaled point, the points are categories on the x axis.
@@ -173,85 +267,19 @@ void scale_panel(Script& script, const Experiment& experiment, const std::vector
                  bool unscaled_first_line_only) {
   std::string& body = script.body();
   body += fmt::format("set title {}\nset ylabel {}\n", quote(title), quote(ylabel));
-  std::vector<std::string> plots;
-  ValueSpan span;
+  PanelPlots out;
   if (any_scale(experiment)) {
     body += scale_axis(experiment);
-    std::vector<std::string> series;
-    for (const auto& point : experiment.points) {
-      if (point.init_scale && std::find(series.begin(), series.end(), point.series) == series.end())
-        series.push_back(point.series);
-    }
-    const ScaleRange range = scale_range(experiment);
-    const std::size_t count = series.size() * lines.size();
-    std::size_t index = 0;
-    for (const auto& name : series) {
-      for (const auto& line : lines) {
-        std::string rows;
-        for (const auto& point : experiment.points) {
-          if (!point.init_scale || point.series != name) continue;
-          auto it = point.stats.find(line.key);
-          if (it == point.stats.end() || it->second.n == 0) continue;
-          rows += fmt::format("{} {} {}\n", num(range.jitter(*point.init_scale, index, count)),
-                              num(factor * it->second.mean), num(factor * it->second.sem));
-          span.add(factor * it->second.mean, factor * it->second.sem);
-        }
-        ++index;
-        if (rows.empty()) continue;
-        const std::string block = script.block(rows);
-        const std::string line_title = lines.size() > 1 || series.size() > 1
-                                           ? (line.title.empty() ? name : name + ": " + line.title)
-                                           : name;
-        plots.push_back(fmt::format("{} using 1:2:3 with yerrorlines lw 2 pt 7 title {}", block,
-                                    quote(line_title)));
-      }
-    }
-    int dash = 2;
-    for (const auto& point : experiment.points) {
-      if (point.init_scale) continue;
-      for (std::size_t i = 0; i < lines.size(); ++i) {
-        if (unscaled_first_line_only && i > 0) break;
-        auto it = point.stats.find(lines[i].key);
-        if (it == point.stats.end() || it->second.n == 0) continue;
-        const std::string line_title =
-            fmt::format("{}{} ({} ± {})", point.label,
-                        lines.size() > 1 && !lines[i].title.empty() ? ": " + lines[i].title : "",
-                        fmt::format("{:.3g}", factor * it->second.mean),
-                        fmt::format("{:.2g}", factor * it->second.sem));
-        span.add(factor * it->second.mean, 0.0);
-        static const char* kColours[] = {"#222222", "#8c510a", "#01665e", "#762a83", "#777777"};
-        plots.push_back(fmt::format("{} with lines dt {} lw 2 lc rgb '{}' title {}",
-                                    num(factor * it->second.mean), dash, kColours[(dash - 2) % 5],
-                                    quote(line_title)));
-      }
-      ++dash;
-    }
+    add_scaled_lines(script, experiment, lines, factor, out);
+    add_unscaled_lines(experiment, lines, factor, unscaled_first_line_only, out);
   } else {
-    // The points' labels are the tics: slanted, so that long labels side by side stay legible.
-    body += "unset logscale x\nset xlabel ''\nset xtics rotate by 20 right\n";
-    body += fmt::format("set xrange [-0.5:{}]\n", experiment.points.size() - 0.5);
-    for (std::size_t i = 0; i < lines.size(); ++i) {
-      std::string rows;
-      for (std::size_t p = 0; p < experiment.points.size(); ++p) {
-        const Point& point = experiment.points[p];
-        auto it = point.stats.find(lines[i].key);
-        if (it == point.stats.end() || it->second.n == 0) continue;
-        rows += fmt::format("{} {} {} \"{}\"\n", p, num(factor * it->second.mean),
-                            num(factor * it->second.sem), point.label);
-        span.add(factor * it->second.mean, factor * it->second.sem);
-      }
-      if (rows.empty()) continue;
-      const std::string block = script.block(rows);
-      plots.push_back(fmt::format("{} using 1:2:3:xtic(4) with yerrorbars lw 2 pt 7 title {}",
-                                  block,
-                                  quote(lines[i].title.empty() ? "mean ± SEM" : lines[i].title)));
-    }
+    add_categorical_lines(script, experiment, lines, factor, out);
   }
-  body += factor == 100.0 ? span.percent_range() : "set yrange [*:*]\n";
-  if (plots.empty()) {
+  body += factor == 100.0 ? out.span.percent_range() : "set yrange [*:*]\n";
+  if (out.plots.empty()) {
     body += "set label 1 'no data' at graph 0.5,0.5 center\nplot NaN notitle\nunset label 1\n";
   } else {
-    body += "plot " + fmt::format("{}", fmt::join(plots, ", \\\n     ")) + "\n";
+    body += "plot " + fmt::format("{}", fmt::join(out.plots, ", \\\n     ")) + "\n";
   }
 }
 
@@ -323,8 +351,8 @@ std::optional<Figure> probes_figure(const Experiment& experiment) {
     const Headline headline = headlines_of(experiment, probe, scalars).front();
     const std::string& scalar = headline.scalar;
     std::vector<Line> lines = {{fmt::format("probe/{}/{}", probe, scalar), "mean"}};
-    for (int block = 0; scalars.count(fmt::format("{}_block{}", scalar, block)); ++block) {
-      lines.push_back({fmt::format("probe/{}/{}_block{}", probe, scalar, block),
+    for (int block = 0; scalars.count(per_block_scalar(scalar, block)); ++block) {
+      lines.push_back({fmt::format("probe/{}/{}", probe, per_block_scalar(scalar, block)),
                        fmt::format("block {}", block)});
     }
     if (lines.size() == 2) lines.pop_back();  // one block: its value is the mean
@@ -343,18 +371,8 @@ std::optional<Figure> probes_figure(const Experiment& experiment) {
 
 // The final PE tables of a run ([pes, N, d] float64), or undefined.
 torch::Tensor final_tables(const std::string& run_dir) {
-  const fs::path folder = fs::path(run_dir) / "pe";
-  if (!fs::is_directory(folder)) return {};
-  std::string last;
-  for (const auto& entry : fs::directory_iterator(folder)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind("tables-epoch-", 0) == 0 && name.size() > 4 &&
-        name.compare(name.size() - 4, 4, ".npy") == 0 && name > last) {
-      last = name;
-    }
-  }
-  if (last.empty()) return {};
-  return read_npy((folder / last).string()).to(torch::kFloat64);
+  const torch::Tensor tables = RunFolder(run_dir).read_final_tables();
+  return tables.defined() ? tables.to(torch::kFloat64) : tables;
 }
 
 torch::Tensor cosine(const torch::Tensor& table) {
@@ -562,6 +580,104 @@ Figure aligned_figure(const Point& point, const RunRecord& run, const torch::Ten
       script.text(preamble(name, 420 * static_cast<int>(tables.size(0) + 1), 460))};
 }
 
+// True neighbours: token pairs at the smallest nonzero distance (a grid's edges).
+std::vector<std::pair<std::int64_t, std::int64_t>> true_neighbours(
+    const torch::Tensor& coordinates) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> edges;
+  const std::int64_t n = coordinates.size(0);
+  const torch::Tensor d = torch::cdist(coordinates, coordinates);
+  const torch::Tensor positive = d.masked_fill(d <= 1e-12, std::numeric_limits<double>::infinity());
+  const double nearest = positive.min().item<double>();
+  for (std::int64_t i = 0; i < n; ++i) {
+    for (std::int64_t j = i + 1; j < n; ++j) {
+      if (std::abs(d[i][j].item<double>() - nearest) <= 1e-9 * std::max(1.0, nearest))
+        edges.emplace_back(i, j);
+    }
+  }
+  return edges;
+}
+
+// A block's PE projected on its first two principal components.
+struct Projection {
+  torch::Tensor xy;        // [N, 2]
+  double explained = 0.0;  // the fraction of the variance the two components hold
+};
+
+Projection project_on_two_pcs(const torch::Tensor& table) {
+  const torch::Tensor centred = table - table.mean(0, true);
+  const auto svd = torch::linalg_svd(centred, /*full_matrices=*/false);
+  Projection projection;
+  projection.xy = centred.matmul(std::get<2>(svd).slice(0, 0, 2).t());  // [N, 2]
+  const torch::Tensor s2 = std::get<1>(svd).pow(2);
+  const double total = s2.sum().item<double>();
+  projection.explained = total > 0 ? s2.slice(0, 0, 2).sum().item<double>() / total : 0.0;
+  return projection;
+}
+
+// Orient each PC so that it correlates positively with the coordinate it best follows.
+void orient_to_coordinates(torch::Tensor& xy, const torch::Tensor& coordinates) {
+  for (int k = 0; k < 2; ++k) {
+    const torch::Tensor pc = xy.select(1, k);
+    double best = 0.0;
+    for (std::int64_t axis = 0; axis < coordinates.size(1); ++axis) {
+      const torch::Tensor c = coordinates.select(1, axis);
+      const double r = ((pc - pc.mean()) * (c - c.mean())).sum().item<double>();
+      if (std::abs(r) > std::abs(best)) best = r;
+    }
+    if (best < 0) xy.select(1, k).mul_(-1.0);
+  }
+}
+
+// The datablock of the projected tokens: x, y, colour (the first true coordinate) and label
+// (the true coordinates, or the token's index without a ground truth).
+std::string projected_points(const torch::Tensor& xy, const Geometry& geometry, bool truth) {
+  std::string points;
+  for (std::int64_t i = 0; i < xy.size(0); ++i) {
+    std::string label = std::to_string(i);
+    double colour = 0.0;
+    if (truth) {
+      label.clear();
+      for (std::int64_t axis = 0; axis < geometry.coordinates.size(1); ++axis) {
+        label +=
+            (axis ? "," : "") + fmt::format("{:g}", geometry.coordinates[i][axis].item<double>());
+      }
+      colour = geometry.coordinates[i][0].item<double>();
+    }
+    points += fmt::format("{} {} {} \"{}\"\n", num(xy[i][0].item<double>()),
+                          num(xy[i][1].item<double>()), num(colour), label);
+  }
+  return points;
+}
+
+// The panel of block `b`: its tokens on the first two PCs, true neighbours joined.
+void pca_panel(Script& script, const torch::Tensor& table, std::int64_t b, const Geometry& geometry,
+               bool truth, const std::vector<std::pair<std::int64_t, std::int64_t>>& edges) {
+  Projection projection = project_on_two_pcs(table);
+  torch::Tensor& xy = projection.xy;
+  if (truth) orient_to_coordinates(xy, geometry.coordinates);
+  const std::string point_block = script.block(projected_points(xy, geometry, truth));
+  std::vector<std::string> plots;
+  if (!edges.empty()) {
+    std::string lines;
+    for (const auto& [i, j] : edges) {
+      lines += fmt::format("{} {}\n{} {}\n\n", num(xy[i][0].item<double>()),
+                           num(xy[i][1].item<double>()), num(xy[j][0].item<double>()),
+                           num(xy[j][1].item<double>()));
+    }
+    plots.push_back(
+        fmt::format("{} with lines lc rgb '#999999' lw 1.5 notitle", script.block(lines)));
+  }
+  plots.push_back(
+      fmt::format("{} using 1:2:3 with points pt 7 ps 1.6 lc palette notitle", point_block));
+  if (xy.size(0) <= 64) {
+    plots.push_back(fmt::format("{} using 1:2:4 with labels offset char 0.9,0.7 font ',8' notitle",
+                                point_block));
+  }
+  script.body() +=
+      fmt::format("set title 'block {} ({:.0f}% of the variance)'\nplot {}\n", b,
+                  100.0 * projection.explained, fmt::format("{}", fmt::join(plots, ", ")));
+}
+
 std::optional<Figure> pca_figure(const Experiment& experiment, std::size_t index,
                                  const Geometry& geometry) {
   const Point& point = experiment.points[index];
@@ -576,20 +692,8 @@ std::optional<Figure> pca_figure(const Experiment& experiment, std::size_t index
     return aligned_figure(point, run, tables.to(torch::kFloat64), geometry, index);
   const std::string name = fmt::format("pca-{}", index + 1);
 
-  // True neighbours: token pairs at the smallest nonzero distance (a grid's edges).
   std::vector<std::pair<std::int64_t, std::int64_t>> edges;
-  if (truth) {
-    const torch::Tensor d = torch::cdist(geometry.coordinates, geometry.coordinates);
-    const torch::Tensor positive =
-        d.masked_fill(d <= 1e-12, std::numeric_limits<double>::infinity());
-    const double nearest = positive.min().item<double>();
-    for (std::int64_t i = 0; i < n; ++i) {
-      for (std::int64_t j = i + 1; j < n; ++j) {
-        if (std::abs(d[i][j].item<double>() - nearest) <= 1e-9 * std::max(1.0, nearest))
-          edges.emplace_back(i, j);
-      }
-    }
-  }
+  if (truth) edges = true_neighbours(geometry.coordinates);
   Script script;
   std::string& body = script.body();
   body += fmt::format(
@@ -599,65 +703,8 @@ std::optional<Figure> pca_figure(const Experiment& experiment, std::size_t index
       tables.size(0),
       quote(fmt::format("{}, seed {}: 2D PCA of the final PE, true neighbours joined", point.label,
                         run.seed)));
-  for (std::int64_t b = 0; b < tables.size(0); ++b) {
-    const torch::Tensor centred = tables[b] - tables[b].mean(0, true);
-    const auto svd = torch::linalg_svd(centred, /*full_matrices=*/false);
-    torch::Tensor xy = centred.matmul(std::get<2>(svd).slice(0, 0, 2).t());  // [N, 2]
-    double explained = 0.0;
-    {
-      const torch::Tensor s2 = std::get<1>(svd).pow(2);
-      const double total = s2.sum().item<double>();
-      explained = total > 0 ? s2.slice(0, 0, 2).sum().item<double>() / total : 0.0;
-    }
-    if (truth) {
-      // Orient each PC so that it correlates positively with the coordinate it best follows.
-      for (int k = 0; k < 2; ++k) {
-        const torch::Tensor pc = xy.select(1, k);
-        double best = 0.0;
-        for (std::int64_t axis = 0; axis < geometry.coordinates.size(1); ++axis) {
-          const torch::Tensor c = geometry.coordinates.select(1, axis);
-          const double r = ((pc - pc.mean()) * (c - c.mean())).sum().item<double>();
-          if (std::abs(r) > std::abs(best)) best = r;
-        }
-        if (best < 0) xy.select(1, k).mul_(-1.0);
-      }
-    }
-    std::string points;
-    for (std::int64_t i = 0; i < n; ++i) {
-      std::string label = std::to_string(i);
-      double colour = 0.0;
-      if (truth) {
-        label.clear();
-        for (std::int64_t axis = 0; axis < geometry.coordinates.size(1); ++axis) {
-          label +=
-              (axis ? "," : "") + fmt::format("{:g}", geometry.coordinates[i][axis].item<double>());
-        }
-        colour = geometry.coordinates[i][0].item<double>();
-      }
-      points += fmt::format("{} {} {} \"{}\"\n", num(xy[i][0].item<double>()),
-                            num(xy[i][1].item<double>()), num(colour), label);
-    }
-    const std::string point_block = script.block(points);
-    std::vector<std::string> plots;
-    if (!edges.empty()) {
-      std::string lines;
-      for (const auto& [i, j] : edges) {
-        lines += fmt::format("{} {}\n{} {}\n\n", num(xy[i][0].item<double>()),
-                             num(xy[i][1].item<double>()), num(xy[j][0].item<double>()),
-                             num(xy[j][1].item<double>()));
-      }
-      plots.push_back(
-          fmt::format("{} with lines lc rgb '#999999' lw 1.5 notitle", script.block(lines)));
-    }
-    plots.push_back(
-        fmt::format("{} using 1:2:3 with points pt 7 ps 1.6 lc palette notitle", point_block));
-    if (n <= 64) {
-      plots.push_back(fmt::format(
-          "{} using 1:2:4 with labels offset char 0.9,0.7 font ',8' notitle", point_block));
-    }
-    body += fmt::format("set title 'block {} ({:.0f}% of the variance)'\nplot {}\n", b,
-                        100.0 * explained, fmt::format("{}", fmt::join(plots, ", ")));
-  }
+  for (std::int64_t b = 0; b < tables.size(0); ++b)
+    pca_panel(script, tables[b], b, geometry, truth, edges);
   body += "unset multiplot\n";
   return Figure{name,
                 fmt::format("{}, seed {}: each block's final PE projected on its first two "
@@ -730,14 +777,10 @@ Figure curves_figure(const Experiment& experiment) {
           script.text(preamble("curves", 480 * static_cast<int>(panels.size()), 500))};
 }
 
-}  // namespace
-
-Figure phase_figure(const Experiment& experiment, const PhaseDiagram& diagram,
-                    const MetricDisplay& metric, std::size_t index) {
-  Script script;
-  const std::size_t panels = std::max<std::size_t>(1, experiment.splits.size());
-  std::string& body = script.body();
-  body += fmt::format(
+// The heatmap's axes, shared by its panels: a column per init scale, a row per axis value.
+std::string phase_axes(const PhaseDiagram& diagram, const MetricDisplay& metric,
+                       std::size_t panels) {
+  std::string out = fmt::format(
       "set multiplot layout 1,{} title {}\n"
       "set palette defined (0 '#440154', 0.25 '#3b528b', 0.5 '#21918c', 0.75 '#5ec962', "
       "1 '#fde725')\nset tics out\nset xlabel {}\nset ylabel {}\n"
@@ -752,55 +795,87 @@ Figure phase_figure(const Experiment& experiment, const PhaseDiagram& diagram,
     xtics.push_back(fmt::format("{} {}", quote(format_number(diagram.scales[c])), c));
   for (std::size_t r = 0; r < diagram.values.size(); ++r)
     ytics.push_back(fmt::format("{} {}", quote(format_number(diagram.values[r])), r));
-  body += fmt::format("set xtics ({})\nset ytics ({})\n", fmt::join(xtics, ", "),
-                      fmt::join(ytics, ", "));
-  for (const auto& split : experiment.splits) {
-    const std::string key = split + "/all/" + metric.metric;
-    // The cells' means, then their labels: white on the dark end of the palette, black on the
-    // light end, so that every cell can be read.
-    std::vector<std::vector<double>> means(diagram.values.size());
-    std::vector<std::vector<std::string>> texts(diagram.values.size());
-    double low = INFINITY, high = -INFINITY;
-    for (std::size_t r = 0; r < diagram.values.size(); ++r) {
-      for (std::size_t c = 0; c < diagram.scales.size(); ++c) {
-        const Point* point = diagram.at[r][c];
-        const Statistic* stat = nullptr;
-        if (point != nullptr) {
-          const auto it = point->stats.find(key);
-          if (it != point->stats.end() && it->second.n > 0) stat = &it->second;
-        }
-        means[r].push_back(stat ? stat->mean * metric.factor : NAN);
-        std::string text;
-        if (stat != nullptr) {
-          text = fmt::format(fmt::runtime(metric.format), stat->mean * metric.factor);
-          if (stat->n > 1)
-            text += " ± " + fmt::format(fmt::runtime(metric.format), stat->sem * metric.factor);
-          low = std::min(low, means[r].back());
-          high = std::max(high, means[r].back());
-        }
-        texts[r].push_back(text);
+  out += fmt::format("set xtics ({})\nset ytics ({})\n", fmt::join(xtics, ", "),
+                     fmt::join(ytics, ", "));
+  return out;
+}
+
+// The cells of one panel, [row][column]: the mean (NaN where no point has one) and the text
+// "mean ± SEM" (empty there), with the range of the means.
+struct PhaseCells {
+  std::vector<std::vector<double>> means;
+  std::vector<std::vector<std::string>> texts;
+  double low = INFINITY, high = -INFINITY;
+};
+
+PhaseCells phase_cells(const PhaseDiagram& diagram, const MetricDisplay& metric,
+                       const std::string& key) {
+  PhaseCells cells;
+  cells.means.resize(diagram.values.size());
+  cells.texts.resize(diagram.values.size());
+  for (std::size_t r = 0; r < diagram.values.size(); ++r) {
+    for (std::size_t c = 0; c < diagram.scales.size(); ++c) {
+      const Point* point = diagram.at[r][c];
+      const Statistic* stat = nullptr;
+      if (point != nullptr) {
+        const auto it = point->stats.find(key);
+        if (it != point->stats.end() && it->second.n > 0) stat = &it->second;
       }
-    }
-    std::string cells, dark, light;
-    for (std::size_t r = 0; r < diagram.values.size(); ++r) {
-      for (std::size_t c = 0; c < diagram.scales.size(); ++c) {
-        cells += fmt::format("{} {} {}\n", c, r, num(means[r][c]));
-        if (texts[r][c].empty()) continue;
-        const bool on_light = high > low && (means[r][c] - low) / (high - low) > 0.6;
-        // A data column with spaces is double-quoted (gnuplot splits single-quoted text).
-        (on_light ? light : dark) += fmt::format("{} {} \"{}\"\n", c, r, texts[r][c]);
+      cells.means[r].push_back(stat ? stat->mean * metric.factor : NAN);
+      std::string text;
+      if (stat != nullptr) {
+        text = fmt::format(fmt::runtime(metric.format), stat->mean * metric.factor);
+        if (stat->n > 1)
+          text += " ± " + fmt::format(fmt::runtime(metric.format), stat->sem * metric.factor);
+        cells.low = std::min(cells.low, cells.means[r].back());
+        cells.high = std::max(cells.high, cells.means[r].back());
       }
+      cells.texts[r].push_back(text);
     }
-    body += fmt::format("set title {}\nplot {} using 1:2:3 with image notitle", quote(split),
-                        script.block(cells));
-    if (!dark.empty())
-      body +=
-          fmt::format(", {} using 1:2:3 with labels textcolor 'white' notitle", script.block(dark));
-    if (!light.empty())
-      body += fmt::format(", {} using 1:2:3 with labels textcolor 'black' notitle",
-                          script.block(light));
-    body += "\n";
   }
+  return cells;
+}
+
+// The panel of one split: the metric's mean as colour and "mean ± SEM" in each cell.
+void phase_panel(Script& script, const PhaseDiagram& diagram, const MetricDisplay& metric,
+                 const std::string& split) {
+  const std::string key = split + "/all/" + metric.metric;
+  // The cells' means, then their labels: white on the dark end of the palette, black on the
+  // light end, so that every cell can be read.
+  const PhaseCells table = phase_cells(diagram, metric, key);
+  const double low = table.low, high = table.high;
+  std::string cells, dark, light;
+  for (std::size_t r = 0; r < diagram.values.size(); ++r) {
+    for (std::size_t c = 0; c < diagram.scales.size(); ++c) {
+      cells += fmt::format("{} {} {}\n", c, r, num(table.means[r][c]));
+      if (table.texts[r][c].empty()) continue;
+      const bool on_light = high > low && (table.means[r][c] - low) / (high - low) > 0.6;
+      // A data column with spaces is double-quoted (gnuplot splits single-quoted text).
+      (on_light ? light : dark) += fmt::format("{} {} \"{}\"\n", c, r, table.texts[r][c]);
+    }
+  }
+  std::string& body = script.body();
+  body += fmt::format("set title {}\nplot {} using 1:2:3 with image notitle", quote(split),
+                      script.block(cells));
+  if (!dark.empty())
+    body +=
+        fmt::format(", {} using 1:2:3 with labels textcolor 'white' notitle", script.block(dark));
+  if (!light.empty())
+    body +=
+        fmt::format(", {} using 1:2:3 with labels textcolor 'black' notitle", script.block(light));
+  body += "\n";
+}
+
+}  // namespace
+
+Figure phase_figure(const Experiment& experiment, const PhaseDiagram& diagram,
+                    const MetricDisplay& metric, std::size_t index) {
+  Script script;
+  const std::size_t panels = std::max<std::size_t>(1, experiment.splits.size());
+  std::string& body = script.body();
+  body += phase_axes(diagram, metric, panels);
+  for (const auto& split : experiment.splits)
+    phase_panel(script, diagram, metric, split);
   body += "unset multiplot\n";
   const std::string name = fmt::format("phase-{}-{}", metric.metric, index + 1);
   const int width = 120 + 90 * static_cast<int>(diagram.scales.size());
@@ -826,7 +901,7 @@ std::vector<Headline> headlines_of(const Experiment& experiment, const std::stri
   if (headlines.empty()) {
     // A probe that declares nothing: its first scalar that is not per block.
     for (const auto& name : scalars) {
-      if (name.find("_block") == std::string::npos) {
+      if (!is_per_block_scalar(name)) {
         headlines.push_back({name, Better::kNeither, ""});
         break;
       }

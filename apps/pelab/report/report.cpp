@@ -16,11 +16,13 @@
 #include <torch/torch.h>
 #include <boost/filesystem.hpp>
 
-#include "pelab/error.h"
-#include "pelab/manifest.h"
-#include "pelab/registry.h"
-#include "pelab/run_io.h"
-#include "pelab/task.h"
+#include "pelab/base/error.h"
+#include "pelab/config/manifest.h"
+#include "pelab/interfaces/task.h"
+#include "pelab/io/file_io.h"
+#include "pelab/plugins/registry.h"
+#include "pelab/runs/experiment_folder.h"
+#include "pelab/runs/run_folder.h"
 
 namespace pelab::report {
 
@@ -223,10 +225,9 @@ Geometry geometry_of(const Experiment& experiment, Registry* registry,
                      std::vector<std::string>& warnings) {
   Geometry geometry;
   if (registry == nullptr) return geometry;
-  const std::string config = experiment.points.front().runs.front().dir + "/config.toml";
   try {
-    const Manifest manifest = Manifest::from_file(config, *registry);
-    const Layout layout = registry->create_task(manifest.runs().front().task)->layout();
+    const RunFolder run(experiment.points.front().runs.front().dir);
+    const Layout layout = registry->create_task(run.read_config(*registry).task)->layout();
     if (layout.has_coordinates()) {
       geometry.coordinates = layout.coordinates.to(torch::kFloat64);
       geometry.axis_names = layout.axis_names;
@@ -266,6 +267,371 @@ bool is_png(const std::string& path) {
   return bytes.size() > 8 && bytes.compare(0, 8, "\x89PNG\r\n\x1a\n", 8) == 0;
 }
 
+// The gnuplot program: the option, else $PELAB_GNUPLOT, else `gnuplot`.
+std::string gnuplot_program(const ReportOptions& options) {
+  std::string gnuplot = options.gnuplot;
+  if (gnuplot.empty()) {
+    const char* env = std::getenv("PELAB_GNUPLOT");
+    gnuplot = env && *env ? env : "gnuplot";
+  }
+  return gnuplot;
+}
+
+// Writes the figure's script, removes an older PNG and, with gnuplot, draws it; false when
+// gnuplot ran and failed (its log is kept then).
+bool write_figure(const Figure& figure, const std::string& figures_dir, const std::string& gnuplot,
+                  bool have_gnuplot) {
+  const std::string script = figures_dir + "/" + figure.name + ".gp";
+  const std::string png = figures_dir + "/" + figure.name + ".png";
+  write_file_atomically(script, figure.script);
+  boost::system::error_code ignored;
+  fs::remove(png, ignored);
+  if (!have_gnuplot) return true;
+  const int status = run_shell(fmt::format("cd {} && {} {} >{} 2>&1", shell_quote(figures_dir),
+                                           shell_quote(gnuplot), shell_quote(figure.name + ".gp"),
+                                           shell_quote(figure.name + ".log")));
+  if (status == 0 && is_png(png)) {
+    fs::remove(figures_dir + "/" + figure.name + ".log", ignored);
+    return true;
+  }
+  return false;
+}
+
+// Figures: scripts always; PNGs when gnuplot runs. Sets result.figures_drawn and warns of what
+// was not drawn; returns whether gnuplot is available.
+bool write_figures(const std::vector<Figure>& figures, const std::string& figures_dir,
+                   const ReportOptions& options, ReportResult& result) {
+  const std::string gnuplot = gnuplot_program(options);
+  const bool have_gnuplot = run_shell(shell_quote(gnuplot) + " --version >/dev/null 2>&1") == 0;
+  std::vector<std::string> failed;
+  for (const auto& figure : figures) {
+    if (!write_figure(figure, figures_dir, gnuplot, have_gnuplot)) failed.push_back(figure.name);
+  }
+  result.figures_drawn = have_gnuplot && failed.empty();
+  if (!have_gnuplot) {
+    result.warnings.push_back(fmt::format(
+        "gnuplot ('{}') is not available: the figures' data and gnuplot scripts are in {}/*.gp; "
+        "install gnuplot (Debian: gnuplot-nox) and run `gnuplot NAME.gp` there, or run `pelab "
+        "report` again",
+        gnuplot, figures_dir));
+  }
+  for (const auto& name : failed) {
+    result.warnings.push_back(
+        fmt::format("gnuplot failed on {0}/{1}.gp: see {0}/{1}.log", figures_dir, name));
+  }
+  return have_gnuplot;
+}
+
+using Row = std::vector<std::string>;
+using Rows = std::vector<Row>;
+
+// The tables that both the document and the terminal show, computed once.
+struct Tables {
+  std::vector<MetricDisplay> metrics;
+  Row metric_header;
+  std::vector<Rows> metric_rows;  // one table per headline metric
+  std::string metrics_text;       // the same tables as plain text, for the terminal
+  bool has_probes = false;
+  Row probe_header;
+  std::vector<std::string> probe_keys;
+  std::vector<std::string> probe_meanings;  // "`rsa spearman` (higher is better): ..."
+  Rows probe_rows;
+};
+
+// One table per headline metric: the points' mean ± SEM on every split.
+void add_metric_tables(const Experiment& experiment, Tables& tables) {
+  const std::vector<MetricDisplay>& metrics = tables.metrics;
+  tables.metric_header = {"point", "init scale", "n"};
+  for (const auto& split : experiment.splits)
+    tables.metric_header.push_back(split);
+  tables.metric_rows.resize(metrics.size());
+  for (std::size_t m = 0; m < metrics.size(); ++m) {
+    for (const auto& point : experiment.points) {
+      Row row = {point.label, scale_text(point), std::to_string(point.runs.size())};
+      for (const auto& split : experiment.splits) {
+        row.push_back(mean_sem(point.stats, split + "/all/" + metrics[m].metric, metrics[m].factor,
+                               metrics[m].format.c_str()));
+      }
+      tables.metric_rows[m].push_back(row);
+    }
+    tables.metrics_text += (m > 0 ? "\n" : "") + metrics[m].title + ":\n";
+    tables.metrics_text += text_table(tables.metric_header, tables.metric_rows[m]);
+  }
+}
+
+// A column per headline scalar of each probe, and a row per point.
+void add_probe_table(const Experiment& experiment,
+                     const std::vector<std::pair<std::string, std::set<std::string>>>& probes,
+                     Tables& tables) {
+  tables.probe_header = {"point", "init scale"};
+  for (const auto& [probe, scalars] : probes) {
+    for (const Headline& headline : headlines_of(experiment, probe, scalars)) {
+      const char* arrow = headline.better == Better::kHigher  ? " ↑"
+                          : headline.better == Better::kLower ? " ↓"
+                                                              : "";
+      tables.probe_header.push_back(fmt::format("{} {}{}", probe, headline.scalar, arrow));
+      tables.probe_keys.push_back(fmt::format("probe/{}/{}", probe, headline.scalar));
+      if (!headline.meaning.empty())
+        tables.probe_meanings.push_back(
+            fmt::format("{} {}: {}", probe, headline.scalar, headline.meaning));
+    }
+  }
+  for (const auto& point : experiment.points) {
+    Row row = {point.label, scale_text(point)};
+    for (const auto& key : tables.probe_keys)
+      row.push_back(mean_sem(point.stats, key, 1.0, "{:.3f}"));
+    tables.probe_rows.push_back(row);
+  }
+}
+
+Tables make_tables(const Experiment& experiment) {
+  Tables tables;
+  const auto probes = probes_of(experiment);
+  tables.has_probes = !probes.empty();
+  tables.metrics = headline_metrics(experiment);
+  add_metric_tables(experiment, tables);
+  add_probe_table(experiment, probes, tables);
+  return tables;
+}
+
+// The init scales' configuration keys, for the introduction.
+std::string scale_keys_text(const Experiment& experiment) {
+  std::set<std::string> keys;
+  for (const auto& point : experiment.points) {
+    if (point.init_scale) keys.insert(point.scale_key);
+  }
+  return keys.empty() ? std::string("pe.init.std (none here)")
+                      : fmt::format("{}", fmt::join(keys, ", "));
+}
+
+void add_introduction(Document& doc, const Experiment& experiment, const ReportResult& result) {
+  doc.heading(1, fmt::format("{}: report", experiment.name));
+  doc.paragraph(fmt::format(
+      "{} finished run(s) in {} point(s){}, from `{}`. Values are at the final epoch; mean ± SEM "
+      "(standard error of the mean, sample standard deviation / sqrt(n)) over the n seeds of "
+      "each point. The init scale is the point's {}; points without one are listed by their PE.",
+      result.runs, result.points,
+      experiment.task.empty() ? "" : fmt::format(" of the task `{}`", experiment.task),
+      experiment.dir, scale_keys_text(experiment)));
+}
+
+// The metric on a split per condition (group) besides "all"; nothing when it has no groups.
+void add_group_table(Document& doc, const Experiment& experiment, const MetricDisplay& metric,
+                     const std::string& split) {
+  std::vector<std::string> groups = metric_groups(experiment, split, metric.metric);
+  groups.erase(std::remove(groups.begin(), groups.end(), "all"), groups.end());
+  if (groups.empty()) return;
+  Row header = {"point", "init scale"};
+  for (const auto& group : groups)
+    header.push_back(group);
+  Rows rows;
+  for (const auto& point : experiment.points) {
+    Row row = {point.label, scale_text(point)};
+    for (const auto& group : groups) {
+      row.push_back(mean_sem(point.stats, split + "/" + group + "/" + metric.metric, metric.factor,
+                             metric.format.c_str()));
+    }
+    rows.push_back(row);
+  }
+  doc.paragraph(fmt::format("Split `{}` by condition (group):", split));
+  doc.table(header, rows);
+}
+
+void add_metric_sections(Document& doc, const Experiment& experiment, const Tables& tables) {
+  for (std::size_t m = 0; m < tables.metrics.size(); ++m) {
+    const MetricDisplay& metric = tables.metrics[m];
+    doc.heading(2, metric.title);
+    doc.table(tables.metric_header, tables.metric_rows[m]);
+    for (const auto& split : experiment.splits)
+      add_group_table(doc, experiment, metric, split);
+  }
+}
+
+void add_phase_diagrams(Document& doc, const Experiment& experiment,
+                        const std::vector<MetricDisplay>& metrics) {
+  const std::vector<PhaseDiagram> diagrams = phase_diagrams(experiment);
+  if (diagrams.empty()) return;
+  doc.heading(2, "Phase diagrams");
+  doc.paragraph(
+      "Sweeps over the init scale and another numeric axis: each headline metric per cell, "
+      "mean ± SEM (seeds); columns the init scale, rows the other axis. The figures "
+      "`phase-<metric>-<k>.png` draw them.");
+  for (const PhaseDiagram& diagram : diagrams) {
+    for (const auto& metric : metrics) {
+      for (const auto& split : experiment.splits) {
+        std::vector<std::string> header;
+        const auto rows = phase_table(diagram, split + "/all/" + metric.metric, metric.factor,
+                                      metric.format, &header);
+        doc.paragraph(fmt::format("{}, split `{}`: {}", diagram.title(), split, metric.title));
+        doc.table(header, rows);
+      }
+    }
+  }
+}
+
+void add_probe_section(Document& doc, const Tables& tables) {
+  if (!tables.has_probes) return;
+  doc.heading(2, "Probes of the final PE");
+  doc.paragraph(fmt::format(
+      "The scalars each probe declares as its headline, the mean over blocks (↑ higher is "
+      "better, ↓ lower; docs/probes.md defines the built-in probes){}{}. Every scalar, per "
+      "block too, is in results.csv.",
+      tables.probe_meanings.empty() ? "" : ": ", fmt::join(tables.probe_meanings, "; ")));
+  doc.table(tables.probe_header, tables.probe_rows);
+}
+
+// Parameters and threads are the same for every seed of a point: their mean is the value.
+std::string mean_only(const Point& point, const std::string& key) {
+  auto it = point.stats.find(key);
+  return it == point.stats.end() || it->second.n == 0 ? std::string("-")
+                                                      : format_number(it->second.mean);
+}
+
+// The BLAS kernel, ATen's kernels and the precision: the runs of a point may have been
+// computed on different hosts (shards of a sweep), so each distinct one is listed.
+std::string computed_with(const Point& point) {
+  std::vector<std::string> distinct;
+  for (const RunRecord& run : point.runs) {
+    if (std::find(distinct.begin(), distinct.end(), run.compute) == distinct.end())
+      distinct.push_back(run.compute);
+  }
+  return fmt::format("{}", fmt::join(distinct, "; "));
+}
+
+void add_cost_section(Document& doc, const Experiment& experiment) {
+  doc.heading(2, "Cost");
+  Rows rows;
+  for (const auto& point : experiment.points) {
+    rows.push_back({point.label, std::to_string(point.runs.size()),
+                    mean_only(point, "run/parameters"), mean_only(point, "run/threads"),
+                    mean_sem(point.stats, "run/steps_per_second", 1.0, "{:.1f}"),
+                    mean_sem(point.stats, "run/wall_seconds", 1.0 / 60.0, "{:.1f}"),
+                    computed_with(point)});
+  }
+  doc.paragraph(
+      "As each run measured itself (" + std::string(RunFolder::kSummaryFile) +
+      "): training steps per second over the whole "
+      "run, evaluation included, and its wall time. Runs that shared the CPU with others (`pelab "
+      "run -j`, other work) are slower by as much as they shared it; for a speed comparison "
+      "between PEs use `pelab bench NAME` or short runs on an otherwise idle machine. Computed "
+      "with: the BLAS kernel, ATen's vector kernels and the precision (`pelab doctor` explains "
+      "them).");
+  doc.table({"point", "n", "parameters", "threads", "steps/s", "wall (min)", "computed with"},
+            rows);
+}
+
+// A row per run: every headline metric on every split, then the probes' headline scalars.
+void add_per_run_section(Document& doc, const Experiment& experiment, const Tables& tables) {
+  doc.heading(2, "Per run");
+  Row header = {"point", "seed"};
+  for (const auto& metric : tables.metrics) {
+    for (const auto& split : experiment.splits)
+      header.push_back(split + " " + metric.column);
+  }
+  for (std::size_t i = 0; i < tables.probe_keys.size(); ++i)
+    header.push_back(tables.probe_header[i + 2]);
+  Rows rows;
+  for (const auto& point : experiment.points) {
+    for (const auto& run : point.runs) {
+      Row row = {point.label, std::to_string(run.seed)};
+      for (const auto& metric : tables.metrics) {
+        for (const auto& split : experiment.splits) {
+          row.push_back(value_of(run.values, split + "/all/" + metric.metric, metric.factor,
+                                 metric.format.c_str()));
+        }
+      }
+      for (const auto& key : tables.probe_keys)
+        row.push_back(value_of(run.values, key, 1.0, "{:.3f}"));
+      rows.push_back(row);
+    }
+  }
+  doc.paragraph(fmt::format("The values of each run's {}.", RunFolder::kSummaryFile));
+  doc.table(header, rows, 2);
+}
+
+void add_figures_section(Document& doc, const std::string& dir, const std::string& figures_dir,
+                         const std::vector<Figure>& figures, bool have_gnuplot) {
+  doc.heading(2, "Figures");
+  if (!have_gnuplot) {
+    doc.paragraph(
+        fmt::format("gnuplot was not found: the figures were not drawn. Their data and "
+                    "scripts are in figures/*.gp (run `gnuplot NAME.gp` in {}).",
+                    figures_dir));
+  }
+  for (const auto& figure : figures)
+    doc.image(dir, "figures/" + figure.name + ".png", figure.caption);
+}
+
+// The runs' notes, the runs left out and the report's warnings.
+std::vector<std::string> report_notes(const Experiment& experiment,
+                                      const std::vector<std::string>& warnings) {
+  std::vector<std::string> notes;
+  for (const auto& point : experiment.points) {
+    std::set<std::string> seen;
+    for (const auto& run : point.runs) {
+      for (const auto& note : run.notes) {
+        // The same note for every seed is said once.
+        if (seen.insert(note).second) notes.push_back(point.label + ": " + note);
+      }
+    }
+  }
+  for (const auto& skipped : experiment.skipped)
+    notes.push_back("not included: " + skipped);
+  for (const auto& warning : warnings)
+    notes.push_back(warning);
+  return notes;
+}
+
+void add_notes_section(Document& doc, const std::vector<std::string>& notes) {
+  if (notes.empty()) return;
+  doc.heading(2, "Notes");
+  doc.list(notes);
+}
+
+void add_points_section(Document& doc, const Experiment& experiment) {
+  doc.heading(2, "Points");
+  Rows rows;
+  for (const auto& point : experiment.points)
+    rows.push_back({point.label, point.point, std::to_string(point.runs.size())});
+  doc.table({"label", "sweep point (folder)", "runs"}, rows, 3);
+}
+
+void add_files_paragraph(Document& doc) {
+  doc.paragraph(fmt::format(
+      "Files: results.csv (point,metric,mean,sem,n,series,init_scale for every final metric, "
+      "probe scalar and cost), figures/*.png with the gnuplot scripts that drew them "
+      "(figures/*.gp, data inline), and per run {}/ in its experiment folder ({}, {}, {}, "
+      "{}/*.npy, {}/*.json and *.npy).",
+      ExperimentFolder::kRunLayout, RunFolder::kConfigFile, RunFolder::kMetricsFile,
+      RunFolder::kSummaryFile, RunFolder::kSnapshotFolder, RunFolder::kProbeFolder));
+}
+
+// The report's document, section by section; embeds the PNGs drawn in `dir`/figures.
+Document report_document(const Experiment& experiment, const ReportResult& result,
+                         const Tables& tables, const std::vector<Figure>& figures,
+                         const std::string& figures_dir, bool have_gnuplot) {
+  Document doc;
+  add_introduction(doc, experiment, result);
+  add_metric_sections(doc, experiment, tables);
+  add_phase_diagrams(doc, experiment, tables.metrics);
+  add_probe_section(doc, tables);
+  add_cost_section(doc, experiment);
+  add_per_run_section(doc, experiment, tables);
+  add_figures_section(doc, result.dir, figures_dir, figures, have_gnuplot);
+  add_notes_section(doc, report_notes(experiment, result.warnings));
+  add_points_section(doc, experiment);
+  add_files_paragraph(doc);
+  return doc;
+}
+
+void write_documents(const Document& doc, const std::string& title, ReportResult& result) {
+  const std::string& dir = result.dir;
+  write_file_atomically(dir + "/report.md", doc.markdown());
+  write_file_atomically(dir + "/report.html", doc.html(title));
+  result.files.push_back(dir + "/report.md");
+  result.files.push_back(dir + "/report.html");
+}
+
 }  // namespace
 
 ReportResult write_report(const std::string& dir, Registry* registry,
@@ -293,264 +659,13 @@ ReportResult write_report(const std::vector<std::string>& dirs, const std::strin
   // Figures: scripts always; PNGs when gnuplot runs.
   const std::string figures_dir = dir + "/figures";
   const std::vector<Figure> figures = make_figures(experiment, geometry);
-  std::string gnuplot = options.gnuplot;
-  if (gnuplot.empty()) {
-    const char* env = std::getenv("PELAB_GNUPLOT");
-    gnuplot = env && *env ? env : "gnuplot";
-  }
-  const bool have_gnuplot = run_shell(shell_quote(gnuplot) + " --version >/dev/null 2>&1") == 0;
-  std::vector<std::string> failed;
-  for (const auto& figure : figures) {
-    const std::string script = figures_dir + "/" + figure.name + ".gp";
-    const std::string png = figures_dir + "/" + figure.name + ".png";
-    write_file_atomically(script, figure.script);
-    boost::system::error_code ignored;
-    fs::remove(png, ignored);
-    if (!have_gnuplot) continue;
-    const int status = run_shell(fmt::format("cd {} && {} {} >{} 2>&1", shell_quote(figures_dir),
-                                             shell_quote(gnuplot), shell_quote(figure.name + ".gp"),
-                                             shell_quote(figure.name + ".log")));
-    if (status == 0 && is_png(png)) {
-      fs::remove(figures_dir + "/" + figure.name + ".log", ignored);
-    } else {
-      failed.push_back(figure.name);
-    }
-  }
-  result.figures_drawn = have_gnuplot && failed.empty();
-  if (!have_gnuplot) {
-    result.warnings.push_back(fmt::format(
-        "gnuplot ('{}') is not available: the figures' data and gnuplot scripts are in {}/*.gp; "
-        "install gnuplot (Debian: gnuplot-nox) and run `gnuplot NAME.gp` there, or run `pelab "
-        "report` again",
-        gnuplot, figures_dir));
-  }
-  for (const auto& name : failed) {
-    result.warnings.push_back(
-        fmt::format("gnuplot failed on {0}/{1}.gp: see {0}/{1}.log", figures_dir, name));
-  }
+  const bool have_gnuplot = write_figures(figures, figures_dir, options, result);
 
-  // Tables.
-  const auto probes = probes_of(experiment);
-  const std::vector<MetricDisplay> metrics = headline_metrics(experiment);
-  std::vector<std::string> metric_header = {"point", "init scale", "n"};
-  for (const auto& split : experiment.splits)
-    metric_header.push_back(split);
-  // One table per headline metric: the points' mean ± SEM on every split.
-  std::vector<std::vector<std::vector<std::string>>> metric_rows(metrics.size());
-  for (std::size_t m = 0; m < metrics.size(); ++m) {
-    for (const auto& point : experiment.points) {
-      std::vector<std::string> row = {point.label, scale_text(point),
-                                      std::to_string(point.runs.size())};
-      for (const auto& split : experiment.splits) {
-        row.push_back(mean_sem(point.stats, split + "/all/" + metrics[m].metric, metrics[m].factor,
-                               metrics[m].format.c_str()));
-      }
-      metric_rows[m].push_back(row);
-    }
-    result.metrics_table += (m > 0 ? "\n" : "") + metrics[m].title + ":\n";
-    result.metrics_table += text_table(metric_header, metric_rows[m]);
-  }
-
-  std::vector<std::string> probe_header = {"point", "init scale"};
-  std::vector<std::string> probe_keys;
-  std::vector<std::string> probe_meanings;  // "`rsa spearman` (higher is better): ..."
-  for (const auto& [probe, scalars] : probes) {
-    for (const Headline& headline : headlines_of(experiment, probe, scalars)) {
-      const char* arrow = headline.better == Better::kHigher  ? " ↑"
-                          : headline.better == Better::kLower ? " ↓"
-                                                              : "";
-      probe_header.push_back(fmt::format("{} {}{}", probe, headline.scalar, arrow));
-      probe_keys.push_back(fmt::format("probe/{}/{}", probe, headline.scalar));
-      if (!headline.meaning.empty())
-        probe_meanings.push_back(
-            fmt::format("{} {}: {}", probe, headline.scalar, headline.meaning));
-    }
-  }
-  std::vector<std::vector<std::string>> probe_rows;
-  for (const auto& point : experiment.points) {
-    std::vector<std::string> row = {point.label, scale_text(point)};
-    for (const auto& key : probe_keys)
-      row.push_back(mean_sem(point.stats, key, 1.0, "{:.3f}"));
-    probe_rows.push_back(row);
-  }
-
-  Document doc;
-  doc.heading(1, fmt::format("{}: report", experiment.name));
-  doc.paragraph(fmt::format(
-      "{} finished run(s) in {} point(s){}, from `{}`. Values are at the final epoch; mean ± SEM "
-      "(standard error of the mean, sample standard deviation / sqrt(n)) over the n seeds of "
-      "each point. The init scale is the point's {}; points without one are listed by their PE.",
-      result.runs, result.points,
-      experiment.task.empty() ? "" : fmt::format(" of the task `{}`", experiment.task),
-      experiment.dir, [&] {
-        std::set<std::string> keys;
-        for (const auto& point : experiment.points) {
-          if (point.init_scale) keys.insert(point.scale_key);
-        }
-        return keys.empty() ? std::string("pe.init.std (none here)")
-                            : fmt::format("{}", fmt::join(keys, ", "));
-      }()));
-  for (std::size_t m = 0; m < metrics.size(); ++m) {
-    const MetricDisplay& metric = metrics[m];
-    doc.heading(2, metric.title);
-    doc.table(metric_header, metric_rows[m]);
-    for (const auto& split : experiment.splits) {
-      std::vector<std::string> groups = metric_groups(experiment, split, metric.metric);
-      groups.erase(std::remove(groups.begin(), groups.end(), "all"), groups.end());
-      if (groups.empty()) continue;
-      std::vector<std::string> header = {"point", "init scale"};
-      for (const auto& group : groups)
-        header.push_back(group);
-      std::vector<std::vector<std::string>> rows;
-      for (const auto& point : experiment.points) {
-        std::vector<std::string> row = {point.label, scale_text(point)};
-        for (const auto& group : groups) {
-          row.push_back(mean_sem(point.stats, split + "/" + group + "/" + metric.metric,
-                                 metric.factor, metric.format.c_str()));
-        }
-        rows.push_back(row);
-      }
-      doc.paragraph(fmt::format("Split `{}` by condition (group):", split));
-      doc.table(header, rows);
-    }
-  }
-  const std::vector<PhaseDiagram> diagrams = phase_diagrams(experiment);
-  if (!diagrams.empty()) {
-    doc.heading(2, "Phase diagrams");
-    doc.paragraph(
-        "Sweeps over the init scale and another numeric axis: each headline metric per cell, "
-        "mean ± SEM (seeds); columns the init scale, rows the other axis. The figures "
-        "`phase-<metric>-<k>.png` draw them.");
-    for (const PhaseDiagram& diagram : diagrams) {
-      for (const auto& metric : metrics) {
-        for (const auto& split : experiment.splits) {
-          std::vector<std::string> header;
-          const auto rows = phase_table(diagram, split + "/all/" + metric.metric, metric.factor,
-                                        metric.format, &header);
-          doc.paragraph(fmt::format("{}, split `{}`: {}", diagram.title(), split, metric.title));
-          doc.table(header, rows);
-        }
-      }
-    }
-  }
-  if (!probes.empty()) {
-    doc.heading(2, "Probes of the final PE");
-    doc.paragraph(fmt::format(
-        "The scalars each probe declares as its headline, the mean over blocks (↑ higher is "
-        "better, ↓ lower; docs/probes.md defines the built-in probes){}{}. Every scalar, per "
-        "block too, is in results.csv.",
-        probe_meanings.empty() ? "" : ": ", fmt::join(probe_meanings, "; ")));
-    doc.table(probe_header, probe_rows);
-  }
-  doc.heading(2, "Cost");
-  {
-    // Parameters and threads are the same for every seed of a point: their mean is the value.
-    const auto mean_only = [](const Point& point, const std::string& key) {
-      auto it = point.stats.find(key);
-      return it == point.stats.end() || it->second.n == 0 ? std::string("-")
-                                                          : format_number(it->second.mean);
-    };
-    // The BLAS kernel, ATen's kernels and the precision: the runs of a point may have been
-    // computed on different hosts (shards of a sweep), so each distinct one is listed.
-    const auto computed_with = [](const Point& point) {
-      std::vector<std::string> distinct;
-      for (const RunRecord& run : point.runs) {
-        if (std::find(distinct.begin(), distinct.end(), run.compute) == distinct.end())
-          distinct.push_back(run.compute);
-      }
-      return fmt::format("{}", fmt::join(distinct, "; "));
-    };
-    std::vector<std::vector<std::string>> rows;
-    for (const auto& point : experiment.points) {
-      rows.push_back({point.label, std::to_string(point.runs.size()),
-                      mean_only(point, "run/parameters"), mean_only(point, "run/threads"),
-                      mean_sem(point.stats, "run/steps_per_second", 1.0, "{:.1f}"),
-                      mean_sem(point.stats, "run/wall_seconds", 1.0 / 60.0, "{:.1f}"),
-                      computed_with(point)});
-    }
-    doc.paragraph(
-        "As each run measured itself (summary.json): training steps per second over the whole "
-        "run, evaluation included, and its wall time. Runs that shared the CPU with others (`pelab "
-        "run -j`, other work) are slower by as much as they shared it; for a speed comparison "
-        "between PEs use `pelab bench NAME` or short runs on an otherwise idle machine. Computed "
-        "with: the BLAS kernel, ATen's vector kernels and the precision (`pelab doctor` explains "
-        "them).");
-    doc.table({"point", "n", "parameters", "threads", "steps/s", "wall (min)", "computed with"},
-              rows);
-  }
-  doc.heading(2, "Per run");
-  {
-    std::vector<std::string> header = {"point", "seed"};
-    for (const auto& metric : metrics) {
-      for (const auto& split : experiment.splits)
-        header.push_back(split + " " + metric.column);
-    }
-    for (std::size_t i = 0; i < probe_keys.size(); ++i)
-      header.push_back(probe_header[i + 2]);
-    std::vector<std::vector<std::string>> rows;
-    for (const auto& point : experiment.points) {
-      for (const auto& run : point.runs) {
-        std::vector<std::string> row = {point.label, std::to_string(run.seed)};
-        for (const auto& metric : metrics) {
-          for (const auto& split : experiment.splits) {
-            row.push_back(value_of(run.values, split + "/all/" + metric.metric, metric.factor,
-                                   metric.format.c_str()));
-          }
-        }
-        for (const auto& key : probe_keys)
-          row.push_back(value_of(run.values, key, 1.0, "{:.3f}"));
-        rows.push_back(row);
-      }
-    }
-    doc.paragraph("The values of each run's summary.json.");
-    doc.table(header, rows, 2);
-  }
-  doc.heading(2, "Figures");
-  if (!have_gnuplot) {
-    doc.paragraph(
-        fmt::format("gnuplot was not found: the figures were not drawn. Their data and "
-                    "scripts are in figures/*.gp (run `gnuplot NAME.gp` in {}).",
-                    figures_dir));
-  }
-  for (const auto& figure : figures)
-    doc.image(dir, "figures/" + figure.name + ".png", figure.caption);
-
-  std::vector<std::string> notes;
-  for (const auto& point : experiment.points) {
-    std::set<std::string> seen;
-    for (const auto& run : point.runs) {
-      for (const auto& note : run.notes) {
-        // The same note for every seed is said once.
-        if (seen.insert(note).second) notes.push_back(point.label + ": " + note);
-      }
-    }
-  }
-  for (const auto& skipped : experiment.skipped)
-    notes.push_back("not included: " + skipped);
-  for (const auto& warning : result.warnings)
-    notes.push_back(warning);
-  if (!notes.empty()) {
-    doc.heading(2, "Notes");
-    doc.list(notes);
-  }
-  doc.heading(2, "Points");
-  {
-    std::vector<std::vector<std::string>> rows;
-    for (const auto& point : experiment.points)
-      rows.push_back({point.label, point.point, std::to_string(point.runs.size())});
-    doc.table({"label", "sweep point (folder)", "runs"}, rows, 3);
-  }
-  doc.paragraph(
-      "Files: results.csv (point,metric,mean,sem,n,series,init_scale for every final metric, "
-      "probe scalar and cost), figures/*.png with the gnuplot scripts that drew them "
-      "(figures/*.gp, data "
-      "inline), and per run <point>/seed-<s>/ in its experiment folder (config.toml, "
-      "metrics.csv, summary.json, pe/*.npy, probes/*.json and *.npy).");
-
-  write_file_atomically(dir + "/report.md", doc.markdown());
-  write_file_atomically(dir + "/report.html", doc.html(experiment.name + ": pelab report"));
-  result.files.push_back(dir + "/report.md");
-  result.files.push_back(dir + "/report.html");
+  const Tables tables = make_tables(experiment);
+  result.metrics_table = tables.metrics_text;
+  const Document doc =
+      report_document(experiment, result, tables, figures, figures_dir, have_gnuplot);
+  write_documents(doc, experiment.name + ": pelab report", result);
   return result;
 }
 

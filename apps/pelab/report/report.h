@@ -12,7 +12,7 @@
 
 #include <torch/types.h>
 
-#include "pelab/probe.h"
+#include "pelab/interfaces/probe.h"
 
 namespace pelab {
 class Registry;
@@ -35,17 +35,17 @@ struct RunRecord {
   std::int64_t seed = 0;
   /// Final metrics ("test/all/accuracy"), probe scalars ("probe/rsa/spearman") and the run's
   /// cost ("run/steps_per_second", "run/wall_seconds", "run/parameters", "run/threads"), from
-  /// summary.json.
+  /// summary.
   std::map<std::string, double> values;
   /// Probe notes and errors, "probe: text".
   std::vector<std::string> notes;
-  /// What computed it: "Cooperlake, AVX512, fp32" (summary.json's compute record; "-" when older).
+  /// What computed it: "Cooperlake, AVX512, fp32" (the summary's compute record; "-" when older).
   std::string compute;
 };
 
 /// One sweep point: its runs over seeds and their aggregate.
 struct Point {
-  std::string point;   // the sweep point as summary.json names it ("default" without a sweep)
+  std::string point;   // the sweep point as its summary names it ("default" without a sweep)
   std::string series;  // the curve it belongs to, e.g. "learned, normal std"
   std::string label;   // a short name, e.g. "learned, normal std=0.2" or "sinusoidal_nd"
   std::optional<double> init_scale;  // pe.init.std or a similar parameter, if it has one
@@ -64,9 +64,9 @@ struct Experiment {
   std::string name;
   std::string task;                  // the task plugin of the runs ("a, b" if they differ)
   std::vector<Point> points;         // series with a scale (by series, then scale), then the others
-  std::vector<std::string> splits;   // in the order metrics.csv lists them
+  std::vector<std::string> splits;   // in the order the metrics list them
   std::vector<std::string> skipped;  // unfinished or unreadable runs, with why
-  /// What each probe declared as its headline scalars (probes/<name>.json), by probe output name.
+  /// What each probe declared as its headline scalars (their probe records), by probe output name.
   std::map<std::string, std::vector<Headline>> headlines;
   /// The probes in the order the runs' manifests list them.
   std::vector<std::string> probe_order;
@@ -74,8 +74,8 @@ struct Experiment {
   std::vector<std::string> warnings;
 };
 
-/// Reads `dir`: a run folder (with config.toml) or an experiment folder
-/// (`<dir>/<point>/seed-<s>/`). Throws pelab::Error when it holds no run. With a registry, each
+/// Reads `dir`: a run folder or an experiment folder
+/// (ExperimentFolder::run_folders). Throws pelab::Error when it holds no run. With a registry, each
 /// point's init scale is the parameter its plugins' schemas mark (ParamSpec::init_scale);
 /// without one, no point has a scale.
 Experiment collect(const std::string& dir, Registry* registry = nullptr);
@@ -88,7 +88,7 @@ Experiment collect(const std::vector<std::string>& dirs, Registry* registry = nu
 
 /// How the report shows one of the metrics that the tasks' objectives evaluate.
 struct MetricDisplay {
-  std::string metric;   // as metrics.csv names it: "accuracy", "mse", "r"
+  std::string metric;   // as the run's metrics name it: "accuracy", "mse", "r"
   std::string title;    // e.g. "Accuracy (%)"
   std::string column;   // a short column name, e.g. "acc."
   double factor = 1.0;  // 100 for a percentage

@@ -15,7 +15,7 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
-#include "pelab/error.h"
+#include "pelab/base/error.h"
 
 namespace pelab {
 namespace {

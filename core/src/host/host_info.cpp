@@ -10,7 +10,7 @@
 #include <ATen/Version.h>
 #include <fmt/format.h>
 
-#include "pelab/error.h"
+#include "pelab/base/error.h"
 #include "pelab/host/blas_kernel.h"
 
 #include <unistd.h>

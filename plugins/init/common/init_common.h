@@ -13,9 +13,9 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
-#include <pelab/error.h>
-#include <pelab/layout.h>
-#include <pelab/plugin.h>
+#include <pelab/base/error.h>
+#include <pelab/interfaces/layout.h>
+#include <pelab/plugins/plugin.h>
 
 namespace pelab::init_common {
 

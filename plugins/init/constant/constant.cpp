@@ -2,7 +2,7 @@
 
 #include <torch/torch.h>
 
-#include <pelab/plugin.h>
+#include <pelab/plugins/plugin.h>
 
 namespace pelab {
 namespace {

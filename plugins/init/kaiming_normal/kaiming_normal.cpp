@@ -8,7 +8,7 @@
 
 #include <torch/torch.h>
 
-#include <pelab/plugin.h>
+#include <pelab/plugins/plugin.h>
 
 #include "../common/init_common.h"
 

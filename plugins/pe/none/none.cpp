@@ -1,6 +1,6 @@
 // NoPE: the model gets no positional information at all. The baseline every PE is compared with.
 
-#include <pelab/plugin.h>
+#include <pelab/plugins/plugin.h>
 
 namespace pelab {
 namespace {

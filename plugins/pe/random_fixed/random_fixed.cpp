@@ -4,8 +4,8 @@
 
 #include <torch/torch.h>
 
-#include <pelab/plugin.h>
-#include <pelab/registry.h>
+#include <pelab/plugins/plugin.h>
+#include <pelab/plugins/registry.h>
 
 namespace pelab {
 namespace {

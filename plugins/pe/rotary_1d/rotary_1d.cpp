@@ -13,8 +13,8 @@
 
 #include <torch/torch.h>
 
-#include <pelab/error.h>
-#include <pelab/plugin.h>
+#include <pelab/base/error.h>
+#include <pelab/plugins/plugin.h>
 
 namespace pelab {
 namespace {

@@ -16,9 +16,9 @@
 
 #include <torch/torch.h>
 
-#include <pelab/error.h>
-#include <pelab/plugin.h>
-#include <pelab/registry.h>
+#include <pelab/base/error.h>
+#include <pelab/plugins/plugin.h>
+#include <pelab/plugins/registry.h>
 
 namespace pelab {
 namespace {

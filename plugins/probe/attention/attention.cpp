@@ -1,5 +1,5 @@
 // The trained model's attention maps, averaged over the samples of a split: [blocks, heads, N, N]
-// (saved as attention-maps.npy), their mean entropy per block, and optionally their cosine
+// (saved as the array `maps`), their mean entropy per block, and optionally their cosine
 // similarity, block by block, to the maps another run saved (the paper compares the learned-PE
 // models' maps with those of the 2D sinusoidal model).
 
@@ -8,11 +8,12 @@
 #include <torch/torch.h>
 #include <boost/filesystem.hpp>
 
-#include <pelab/error.h>
-#include <pelab/plugin.h>
-#include <pelab/run_io.h>
-#include <pelab/task.h>
-#include <pelab/transformer_encoder.h>
+#include <pelab/base/error.h>
+#include <pelab/interfaces/task.h>
+#include <pelab/io/file_io.h>
+#include <pelab/model/transformer_encoder.h>
+#include <pelab/plugins/plugin.h>
+#include <pelab/runs/run_folder.h>
 
 #include "../common/probe_math.h"
 
@@ -70,11 +71,13 @@ class AttentionProbe : public Probe {
     result.arrays["maps"] = mean;
 
     if (!reference_run_.empty()) {
-      const std::string file = reference_run_ + "/probes/attention-maps.npy";
+      // The maps its own attention probe wrote (the output of a probe listed once).
+      const std::string maps = RunFolder::probe_array_file("attention", "maps");
+      const std::string file = RunFolder(reference_run_).path(maps);
       PELAB_CHECK(boost::filesystem::exists(file),
-                  "reference_run '{}' has no probes/attention-maps.npy: run the attention probe "
-                  "on it first (`pelab probe {} --probe attention`)",
-                  reference_run_, reference_run_);
+                  "reference_run '{}' has no {}: run the attention probe on it first (`pelab "
+                  "probe {} --probe attention`)",
+                  reference_run_, maps, reference_run_);
       const torch::Tensor reference = pm::f64(read_npy(file));
       PELAB_CHECK(reference.sizes() == mean.sizes(),
                   "the reference maps in '{}' have shape [{}] but this run's maps have shape [{}]: "
@@ -120,8 +123,9 @@ void declare(ParamSchema& schema) {
       .at_least(0);
   schema.integer("batch_size", 256, "Samples per forward pass.").at_least(1);
   schema.string("reference_run", "",
-                "A run folder whose probes/attention-maps.npy to compare with (cosine similarity "
-                "per block); empty: no comparison.");
+                fmt::format("A run folder whose {} to compare with (cosine similarity per "
+                            "block); empty: no comparison.",
+                            RunFolder::probe_array_file("attention", "maps")));
 }
 
 std::shared_ptr<Probe> create(const PluginContext& context) {

@@ -14,10 +14,10 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
-#include <pelab/error.h>
-#include <pelab/layout.h>
-#include <pelab/probe.h>
-#include <pelab/random.h>
+#include <pelab/base/error.h>
+#include <pelab/base/random.h>
+#include <pelab/interfaces/layout.h>
+#include <pelab/interfaces/probe.h>
 
 namespace pelab::probe_math {
 
@@ -217,6 +217,20 @@ CorrelationHistory correlate_with(const std::vector<const PESnapshot*>& snapshot
   return history;
 }
 
+/// A correlation's arrays: Spearman and Pearson per snapshot and PE ([snapshots, pes]), the
+/// snapshots' epochs, the last snapshot's matrices ([pes, tokens, tokens]) as `matrices_name`, and
+/// the ground truth they were correlated with as `truth_name`.
+inline void add_correlation_arrays(ProbeResult& result, const CorrelationHistory& history,
+                                   const std::vector<const PESnapshot*>& snapshots,
+                                   const std::string& matrices_name, const torch::Tensor& truth,
+                                   const std::string& truth_name) {
+  result.arrays["spearman"] = torch::stack(history.spearman);
+  result.arrays["pearson"] = torch::stack(history.pearson);
+  result.arrays["epochs"] = epochs_of(snapshots);
+  result.arrays[matrices_name] = torch::stack(history.final_matrices);
+  result.arrays[truth_name] = truth;
+}
+
 /// The ranks of a matrix's pairs (rank_matrix), centred over the pairs, the diagonal 0: the
 /// Spearman correlation of two matrices is the cosine of their centred rank matrices.
 inline torch::Tensor centred_ranks(const torch::Tensor& matrix) {
@@ -259,7 +273,7 @@ inline void permutation_p_values(const std::vector<double>& observed, const Stat
   }
   const double denominator = static_cast<double>(permutations + 1);
   for (std::size_t b = 0; b < blocks; ++b) {
-    result.scalars[fmt::format("{}_block{}", name, b)] =
+    result.scalars[per_block_scalar(name, static_cast<std::int64_t>(b))] =
         std::isfinite(observed[b]) ? static_cast<double>(at_least[b] + 1) / denominator : kNaN;
   }
   result.scalars[name] =
@@ -348,7 +362,7 @@ inline void add_per_block(ProbeResult& result, const std::string& name,
                           const std::vector<double>& per_block) {
   double sum = 0.0;
   for (std::size_t b = 0; b < per_block.size(); ++b) {
-    result.scalars[fmt::format("{}_block{}", name, b)] = per_block[b];
+    result.scalars[per_block_scalar(name, static_cast<std::int64_t>(b))] = per_block[b];
     sum += per_block[b];
   }
   result.scalars[name] = per_block.empty() ? kNaN : sum / static_cast<double>(per_block.size());

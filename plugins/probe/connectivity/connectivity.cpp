@@ -18,8 +18,8 @@
 
 #include <torch/torch.h>
 
-#include <pelab/error.h>
-#include <pelab/plugin.h>
+#include <pelab/base/error.h>
+#include <pelab/plugins/plugin.h>
 
 #include "../common/probe_math.h"
 
@@ -92,11 +92,7 @@ class ConnectivityProbe : public Probe {
                        "with it beyond the control (0: nothing beyond it)",
                        relation_, control_)});
     }
-    result.arrays["spearman"] = torch::stack(history.spearman);
-    result.arrays["pearson"] = torch::stack(history.pearson);
-    result.arrays["epochs"] = pm::epochs_of(snapshots);
-    result.arrays["similarity"] = torch::stack(final_similarity);
-    result.arrays["relation"] = truth;
+    pm::add_correlation_arrays(result, history, snapshots, "similarity", truth, "relation");
     if (use_kernels) {
       result.note =
           "the PE has no table: its kernel K was compared, as K_ij / sqrt(K_ii K_jj) (or K when "

@@ -24,10 +24,11 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
-#include <pelab/plugin.h>
-#include <pelab/run_folder.h>
-#include <pelab/trainer.h>
-#include <pelab/transformer_encoder.h>
+#include <pelab/model/transformer_encoder.h>
+#include <pelab/plugins/plugin.h>
+#include <pelab/runs/experiment_folder.h>
+#include <pelab/runs/run_folder.h>
+#include <pelab/training/trainer.h>
 
 #include "../common/probe_math.h"
 
@@ -211,9 +212,9 @@ class InterventionProbe : public Probe {
   torch::Tensor reference_tables(const std::vector<torch::Tensor>& saved) const {
     const std::vector<PESnapshot> snapshots = RunFolder(reference_run_).read_snapshots();
     PELAB_CHECK(!snapshots.empty() && snapshots.back().tables.defined(),
-                "reference_run '{}' has no PE tables in its pe/ folder: give a finished run "
-                "folder (<out>/<experiment>/<point>/seed-<s>) of a PE with a table",
-                reference_run_);
+                "reference_run '{}' has no PE tables in its {}/ folder: give a finished run "
+                "folder (<out>/<experiment>/{}) of a PE with a table",
+                reference_run_, RunFolder::kSnapshotFolder, ExperimentFolder::kRunLayout);
     check_shape(
         snapshots.back().tables, saved,
         fmt::format("reference_run '{}' (epoch {})", reference_run_, snapshots.back().epoch));

@@ -3,7 +3,7 @@
 
 #include <torch/torch.h>
 
-#include <pelab/plugin.h>
+#include <pelab/plugins/plugin.h>
 
 namespace pelab {
 namespace {

@@ -13,8 +13,8 @@
 
 #include <torch/torch.h>
 
-#include <pelab/error.h>
-#include <pelab/plugin.h>
+#include <pelab/base/error.h>
+#include <pelab/plugins/plugin.h>
 
 #include "../common/probe_math.h"
 
@@ -62,11 +62,7 @@ class RSAProbe : public Probe {
           {"p_value", Better::kLower, "permutation test of that Spearman (block mean)"});
     }
 
-    result.arrays["spearman"] = torch::stack(history.spearman);
-    result.arrays["pearson"] = torch::stack(history.pearson);
-    result.arrays["epochs"] = pm::epochs_of(snapshots);
-    result.arrays["dissimilarity"] = torch::stack(final_dissimilarity);
-    result.arrays["ground_truth"] = truth;
+    pm::add_correlation_arrays(result, history, snapshots, "dissimilarity", truth, "ground_truth");
     if (use_kernels) {
       result.note =
           "the PE has no table: its kernel K was compared, as 1 - K_ij / sqrt(K_ii K_jj) (or -K "

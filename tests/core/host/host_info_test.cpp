@@ -8,7 +8,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "pelab/error.h"
+#include "pelab/base/error.h"
 
 namespace pelab {
 namespace {

@@ -11,10 +11,10 @@
 
 #include <torch/torch.h>
 
-#include "pelab/probe.h"
-#include "pelab/registry.h"
-#include "pelab/task.h"
-#include "pelab/transformer_encoder.h"
+#include "pelab/interfaces/probe.h"
+#include "pelab/interfaces/task.h"
+#include "pelab/model/transformer_encoder.h"
+#include "pelab/plugins/registry.h"
 
 namespace pelab::test {
 

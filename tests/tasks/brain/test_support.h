@@ -13,7 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "../../core/test_support.h"
-#include "pelab/error.h"
+#include "pelab/base/error.h"
 #include "volume.h"
 
 namespace pelab::brain::testing {

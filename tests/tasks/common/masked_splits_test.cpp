@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "pelab/error.h"
+#include "pelab/base/error.h"
 
 namespace pelab::tasks {
 namespace {

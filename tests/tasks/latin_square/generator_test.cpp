@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "pelab/error.h"
+#include "pelab/base/error.h"
 #include "solver.h"
 #include "test_data.h"
 

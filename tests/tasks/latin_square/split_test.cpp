@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "pelab/error.h"
+#include "pelab/base/error.h"
 #include "test_data.h"
 
 namespace pelab::latin_square {

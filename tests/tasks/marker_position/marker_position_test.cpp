@@ -7,8 +7,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "pelab/registry.h"
-#include "pelab/task.h"
+#include "pelab/interfaces/task.h"
+#include "pelab/plugins/registry.h"
 #include "test_support.h"
 
 namespace pelab {

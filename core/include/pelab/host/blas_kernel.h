@@ -11,7 +11,7 @@
 #include <optional>
 #include <string>
 
-#include "pelab/export.h"
+#include "pelab/base/export.h"
 #include "pelab/host/host_info.h"
 
 namespace pelab {

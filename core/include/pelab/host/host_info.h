@@ -2,12 +2,12 @@
 
 // What this machine computes with: the CPU's instruction sets, the BLAS that LibTorch's matrix
 // products run on and the kernel it chose, ATen's vector kernels, and whether bf16 is native.
-// `pelab --version` and `pelab doctor` print it; every run records it (run.log, summary.json).
+// `pelab --version` and `pelab doctor` print it; every run records it (its log and summary).
 
 #include <string>
 #include <vector>
 
-#include "pelab/export.h"
+#include "pelab/base/export.h"
 
 namespace pelab {
 
@@ -84,7 +84,7 @@ PELAB_API HostInfo host_info();
 /// and `pelab doctor`.
 PELAB_API std::string host_report(const HostInfo& host);
 
-/// One line, for run.log: "cpu ...; blas ...; aten AVX512; bf16 native".
+/// One line, for a run's log: "cpu ...; blas ...; aten AVX512; bf16 native".
 PELAB_API std::string host_line(const HostInfo& host);
 
 /// The machine's physical memory, in bytes (0 when the system does not say).

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "pelab/registry.h"
+#include "pelab/plugins/registry.h"
 #include "test_support.h"
 
 namespace pelab {

@@ -10,8 +10,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "pelab/error.h"
-#include "pelab/registry.h"
+#include "pelab/base/error.h"
+#include "pelab/plugins/registry.h"
 #include "test_support.h"
 
 namespace pelab {

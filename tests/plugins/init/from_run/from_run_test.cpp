@@ -9,9 +9,9 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "pelab/error.h"
-#include "pelab/registry.h"
-#include "pelab/run_folder.h"
+#include "pelab/base/error.h"
+#include "pelab/plugins/registry.h"
+#include "pelab/runs/run_folder.h"
 #include "test_support.h"
 
 namespace pelab {

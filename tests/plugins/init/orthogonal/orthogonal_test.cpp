@@ -9,7 +9,7 @@
 #include <torch/torch.h>
 
 #include "init_test_support.h"
-#include "pelab/registry.h"
+#include "pelab/plugins/registry.h"
 #include "test_support.h"
 
 namespace pelab {

@@ -11,11 +11,11 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "pelab/error.h"
-#include "pelab/manifest.h"
-#include "pelab/registry.h"
-#include "pelab/run.h"
-#include "pelab/run_io.h"
+#include "pelab/base/error.h"
+#include "pelab/config/manifest.h"
+#include "pelab/io/file_io.h"
+#include "pelab/plugins/registry.h"
+#include "pelab/runs/run.h"
 #include "test_support.h"
 
 namespace pelab {

@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "pelab/registry.h"
-#include "pelab/transformer_encoder.h"
+#include "pelab/model/transformer_encoder.h"
+#include "pelab/plugins/registry.h"
 #include "test_support.h"
 
 namespace pelab {

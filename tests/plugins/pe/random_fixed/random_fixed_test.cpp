@@ -7,8 +7,8 @@
 #include <torch/torch.h>
 
 #include "pe_test_support.h"
-#include "pelab/registry.h"
-#include "pelab/transformer_encoder.h"
+#include "pelab/model/transformer_encoder.h"
+#include "pelab/plugins/registry.h"
 
 namespace pelab {
 namespace {

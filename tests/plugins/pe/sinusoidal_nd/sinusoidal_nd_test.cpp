@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "pelab/registry.h"
+#include "pelab/plugins/registry.h"
 
 namespace pelab {
 namespace {

@@ -10,7 +10,7 @@
 #include <torch/torch.h>
 
 #include "pe_test_support.h"
-#include "pelab/registry.h"
+#include "pelab/plugins/registry.h"
 
 namespace pelab {
 namespace {

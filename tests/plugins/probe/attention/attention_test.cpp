@@ -8,10 +8,10 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "pelab/registry.h"
-#include "pelab/run_io.h"
-#include "pelab/task.h"
-#include "pelab/transformer_encoder.h"
+#include "pelab/interfaces/task.h"
+#include "pelab/io/file_io.h"
+#include "pelab/model/transformer_encoder.h"
+#include "pelab/plugins/registry.h"
 #include "probe_test_support.h"
 #include "test_support.h"
 

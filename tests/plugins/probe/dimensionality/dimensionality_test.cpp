@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "pelab/registry.h"
+#include "pelab/plugins/registry.h"
 #include "probe_test_support.h"
 #include "test_support.h"
 

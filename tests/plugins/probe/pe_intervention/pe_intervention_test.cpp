@@ -10,11 +10,11 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "pelab/error.h"
-#include "pelab/registry.h"
-#include "pelab/run_folder.h"
-#include "pelab/task.h"
-#include "pelab/transformer_encoder.h"
+#include "pelab/base/error.h"
+#include "pelab/interfaces/task.h"
+#include "pelab/model/transformer_encoder.h"
+#include "pelab/plugins/registry.h"
+#include "pelab/runs/run_folder.h"
 #include "probe_test_support.h"
 #include "test_support.h"
 

@@ -1,0 +1,55 @@
+#include "pelab/io/data_cache.h"
+
+#include <cstdint>
+#include <cstdlib>
+
+#include <fmt/format.h>
+#include <boost/filesystem.hpp>
+
+#include "base/fnv1a.h"
+#include "pelab/base/error.h"
+#include "pelab/io/file_io.h"
+
+namespace pelab {
+
+namespace fs = boost::filesystem;
+
+namespace {
+
+constexpr const char* kDescriptionFile = "description.txt";
+
+std::string environment(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr ? value : "";
+}
+
+}  // namespace
+
+std::string DataCache::default_root() {
+  if (const std::string dir = environment("PELAB_CACHE_DIR"); !dir.empty()) return dir;
+  if (const std::string dir = environment("XDG_CACHE_HOME"); !dir.empty()) return dir + "/pelab";
+  const std::string home = environment("HOME");
+  PELAB_CHECK(!home.empty(),
+              "no folder for pelab's data cache: set PELAB_CACHE_DIR (or XDG_CACHE_HOME or HOME)");
+  return home + "/.cache/pelab";
+}
+
+DataCache::DataCache(const std::string& kind, std::string description, const std::string& root)
+    : description_(std::move(description)) {
+  dir_ =
+      fmt::format("{}/{}/{:016x}", root.empty() ? default_root() : root, kind, fnv1a(description_));
+}
+
+bool DataCache::ready() const {
+  const std::string path = this->path(kDescriptionFile);
+  boost::system::error_code error;
+  if (!fs::is_regular_file(path, error)) return false;
+  // A hash collision, or an entry written for other parameters, must not be used.
+  return read_file(path) == description_;
+}
+
+void DataCache::commit() const {
+  write_file_atomically(path(kDescriptionFile), description_);
+}
+
+}  // namespace pelab

@@ -1,0 +1,672 @@
+#include "pelab/runs/run_folder.h"
+
+#include <algorithm>
+#include <cmath>
+#include <regex>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+#include <torch/torch.h>
+#include <boost/filesystem.hpp>
+#include <nlohmann/json.hpp>
+
+#include "pelab/base/error.h"
+#include "pelab/io/file_io.h"
+#include "pelab/model/transformer_encoder.h"
+#include "pelab/plugins/registry.h"
+
+namespace pelab {
+
+namespace fs = boost::filesystem;
+using json = nlohmann::ordered_json;
+
+namespace {
+
+constexpr const char* kConfig = RunFolder::kConfigFile;
+constexpr const char* kMetrics = RunFolder::kMetricsFile;
+constexpr const char* kSummary = RunFolder::kSummaryFile;
+constexpr const char* kCheckpoint = "checkpoint.pt";
+constexpr const char* kPreviousCheckpoint = "checkpoint.previous.pt";
+constexpr const char* kClaim = "claim.json";
+constexpr const char* kLock = ".lock";
+constexpr const char* kLegacyPointMarker = "# sweep point: ";
+
+// A scalar of a config.toml as TOML text and as shown to a reader.
+StoredConfig::Value stored_value(const toml::node& node) {
+  std::ostringstream shown;
+  node.visit([&](auto&& value) { shown << value; });
+  if (const auto number = node.value_exact<double>())
+    return {format_value(ParamValue(*number)), format_number(*number)};
+  if (const auto text = node.value_exact<std::string>())
+    return {format_value(ParamValue(*text)), *text};
+  return {shown.str(), shown.str()};
+}
+
+bool is_array_of_tables(const toml::array& array) {
+  return !array.empty() &&
+         std::all_of(array.begin(), array.end(), [](const toml::node& n) { return n.is_table(); });
+}
+
+void flatten(const toml::table& table, const std::string& prefix,
+             std::map<std::string, StoredConfig::Value>& out);
+
+void flatten_node(const toml::node& node, const std::string& path,
+                  std::map<std::string, StoredConfig::Value>& out) {
+  if (const toml::table* table = node.as_table()) {
+    flatten(*table, path, out);
+  } else if (const toml::array* array = node.as_array()) {
+    if (is_array_of_tables(*array)) {  // [[probe]]
+      for (std::size_t i = 0; i < array->size(); ++i)
+        flatten(*array->get(i)->as_table(), fmt::format("{}.{}", path, i), out);
+      return;
+    }
+    std::vector<std::string> elements;
+    for (const toml::node& element : *array)
+      elements.push_back(stored_value(element).toml);
+    std::ostringstream shown;
+    shown << *array;
+    out[path] = {fmt::format("[{}]", fmt::join(elements, ", ")), shown.str()};
+  } else {
+    out[path] = stored_value(node);
+  }
+}
+
+void flatten(const toml::table& table, const std::string& prefix,
+             std::map<std::string, StoredConfig::Value>& out) {
+  for (const auto& [key, node] : table) {
+    const std::string name(key.str());
+    flatten_node(node, prefix.empty() ? name : prefix + "." + name, out);
+  }
+}
+
+json headlines_json(const std::vector<Headline>& headlines) {
+  json list = json::array();
+  for (const Headline& headline : headlines) {
+    list.push_back({{"scalar", headline.scalar},
+                    {"better", to_string(headline.better)},
+                    {"meaning", headline.meaning}});
+  }
+  return list;
+}
+
+std::vector<Headline> headlines_of(const json& list) {
+  std::vector<Headline> headlines;
+  for (const auto& entry : list) {
+    if (!entry.is_object() || !entry.contains("scalar") || !entry["scalar"].is_string()) continue;
+    Headline headline;
+    headline.scalar = entry["scalar"].get<std::string>();
+    headline.better = better_from_string(entry.value("better", std::string()));
+    if (entry.contains("meaning") && entry["meaning"].is_string())
+      headline.meaning = entry["meaning"].get<std::string>();
+    headlines.push_back(std::move(headline));
+  }
+  return headlines;
+}
+
+std::string metrics_csv(const std::vector<MetricRow>& rows) {
+  std::string out = "epoch,split,group,metric,value\n";
+  for (const auto& row : rows) {
+    out += fmt::format("{},{},{},{},{}\n", row.epoch, csv_field(row.split), csv_field(row.group),
+                       csv_field(row.metric), format_number(row.value));
+  }
+  return out;
+}
+
+json scalars_json(const std::map<std::string, double>& values) {
+  json object = json::object();
+  for (const auto& [name, value] : values)
+    object[name] = value;  // nlohmann writes NaN and inf as null
+  return object;
+}
+
+std::map<std::string, double> scalars_of(const json& object) {
+  std::map<std::string, double> values;
+  if (!object.is_object()) return values;
+  for (const auto& [name, value] : object.items()) {
+    // JSON has no NaN: a non-finite value was stored as null.
+    values[name] = value.is_number() ? value.get<double>() : std::nan("");
+  }
+  return values;
+}
+
+// Where the model's parameters are (the CPU for a model without any).
+torch::Device model_device(TransformerEncoder& model) {
+  const auto parameters = model.parameters();
+  return parameters.empty() ? torch::Device(torch::kCPU) : parameters.front().device();
+}
+
+// Reads a checkpoint into `model` (and `optimizer` and the default generators when given), its
+// tensors onto the model's device. Throws c10::Error or std::exception when the file is truncated
+// or corrupt.
+// The time fields of a checkpoint, as one float64 tensor: wall, train seconds, steps, epochs.
+torch::Tensor training_time_tensor(const TrainingTime& time) {
+  return torch::tensor({time.wall_seconds, time.train_seconds, static_cast<double>(time.steps),
+                        static_cast<double>(time.epochs)},
+                       torch::kFloat64);
+}
+
+std::optional<TrainingTime> read_training_time(torch::serialize::InputArchive& archive) {
+  torch::Tensor values;  // absent from checkpoints written before it was kept
+  if (!archive.try_read("training_time", values)) return std::nullopt;
+  values = values.to(torch::kCPU, torch::kFloat64).contiguous();
+  if (values.numel() != 4) return std::nullopt;
+  const double* v = values.data_ptr<double>();
+  return TrainingTime{v[0], v[1], static_cast<std::int64_t>(v[2]), static_cast<std::int64_t>(v[3])};
+}
+
+std::int64_t read_checkpoint(const std::string& file, TransformerEncoder& model,
+                             torch::optim::Optimizer* optimizer, std::string& metrics,
+                             std::optional<TrainingTime>& time) {
+  torch::serialize::InputArchive archive, model_archive;
+  const torch::Device device = model_device(model);
+  archive.load_from(file, device);
+  archive.read("model", model_archive);
+  model.load(model_archive);
+  torch::Tensor epoch;
+  archive.read("epoch", epoch);
+  torch::Tensor metrics_bytes;  // absent from checkpoints written before it was kept
+  if (archive.try_read("metrics_csv", metrics_bytes)) {
+    metrics_bytes = metrics_bytes.to(torch::kCPU);
+    metrics.assign(static_cast<const char*>(metrics_bytes.data_ptr()),
+                   static_cast<std::size_t>(metrics_bytes.numel()));
+  }
+  time = read_training_time(archive);
+  if (optimizer != nullptr) {
+    torch::serialize::InputArchive optimizer_archive;
+    archive.read("optimizer", optimizer_archive);
+    optimizer->load(optimizer_archive);
+    torch::Tensor rng_state;
+    archive.read("rng_state", rng_state);
+    at::Generator generator = at::detail::getDefaultCPUGenerator();  // a handle: shares its state
+    generator.set_state(rng_state.to(torch::kCPU));
+    torch::Tensor device_rng_state;  // a checkpoint written on a GPU
+    if (!device.is_cpu() && archive.try_read("device_rng_state", device_rng_state)) {
+      at::Generator device_generator = at::globalContext().defaultGenerator(device);
+      device_generator.set_state(device_rng_state.to(torch::kCPU));
+    }
+  }
+  return epoch.item<std::int64_t>();
+}
+
+std::string without_backtrace(const std::exception& e) {
+  if (const auto* c10 = dynamic_cast<const c10::Error*>(&e)) return c10->what_without_backtrace();
+  return e.what();
+}
+
+}  // namespace
+
+RunFolder::RunFolder(std::string dir) : dir_(std::move(dir)) {}
+
+std::string RunFolder::path(const std::string& relative) const {
+  return (fs::path(dir_) / relative).string();
+}
+
+std::string StoredConfig::toml(const std::string& key) const {
+  const auto it = values.find(key);
+  return it == values.end() ? std::string("(absent)") : it->second.toml;
+}
+
+std::optional<std::string> StoredConfig::shown(const std::string& key) const {
+  const auto it = values.find(key);
+  if (it == values.end()) return std::nullopt;
+  return it->second.shown;
+}
+
+std::optional<std::int64_t> StoredConfig::integer(const std::string& key) const {
+  const auto it = values.find(key);
+  if (it == values.end()) return std::nullopt;
+  try {
+    std::size_t used = 0;
+    const std::int64_t value = std::stoll(it->second.toml, &used);
+    if (used == it->second.toml.size()) return value;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
+std::optional<double> StoredConfig::number(const std::string& key) const {
+  const auto it = values.find(key);
+  if (it == values.end()) return std::nullopt;
+  try {
+    std::size_t used = 0;
+    const double value = std::stod(it->second.toml, &used);
+    if (used == it->second.toml.size()) return value;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> StoredConfig::probe_plugins() const {
+  std::vector<std::string> plugins;
+  for (std::size_t i = 0;; ++i) {
+    const auto plugin = shown(fmt::format("probe.{}.plugin", i));
+    if (!plugin) break;
+    plugins.push_back(*plugin);
+  }
+  return plugins;
+}
+
+StoredConfig StoredConfig::parse(const std::string& text, const std::string& file) {
+  toml::table root;
+  try {
+    root = toml::parse(text, file);
+  } catch (const toml::parse_error& e) {
+    throw Error(
+        fmt::format("{}:{}: invalid TOML: {}", file, e.source().begin.line, e.description()));
+  }
+  StoredConfig config;
+  flatten(root, "", config.values);
+  return config;
+}
+
+bool RunFolder::is_run_folder(const std::string& dir) {
+  return fs::is_regular_file(fs::path(dir) / kConfig);
+}
+
+std::string RunFolder::config_path() const {
+  return path(kConfig);
+}
+
+bool RunFolder::has_config() const {
+  return fs::is_regular_file(path(kConfig));
+}
+
+StoredConfig RunFolder::read_stored_config() const {
+  return StoredConfig::parse(read_config_text(), config_path());
+}
+
+std::string RunFolder::read_config_text() const {
+  PELAB_CHECK(has_config(),
+              "'{}' is not a run folder: it has no config.toml (a run folder is "
+              "<out>/<experiment>/<point>/seed-<s>/)",
+              dir_);
+  return read_file(path(kConfig));
+}
+
+void RunFolder::write_config(const RunConfig& config) const {
+  write_file_atomically(path(kConfig), config.to_toml());
+}
+
+RunConfig RunFolder::read_config(Registry& registry, const std::string& text,
+                                 const std::vector<std::string>& overrides) const {
+  const std::string file = config_path();
+  const std::string document = text.empty() ? read_config_text() : text;
+  const Manifest manifest = Manifest::from_string(document, file, registry, overrides);
+  PELAB_CHECK(manifest.runs().size() == 1,
+              "{} expands to {} runs; a run's config.toml describes exactly one", file,
+              manifest.runs().size());
+  RunConfig config = manifest.runs().front();
+  if (config.point.empty()) {
+    // Written before the sweep point was a key of [experiment]: it was a comment.
+    std::istringstream lines(document);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind(kLegacyPointMarker, 0) == 0) {
+        config.point = line.substr(std::string(kLegacyPointMarker).size());
+        config.experiment_params.set("point", config.point);
+      }
+    }
+  }
+  return config;
+}
+
+void RunFolder::write_metrics(const std::vector<MetricRow>& rows) const {
+  write_file_atomically(path(kMetrics), metrics_csv(rows));
+}
+
+std::vector<MetricRow> RunFolder::read_metrics(std::int64_t last_epoch) const {
+  const std::string file = path(kMetrics);
+  if (!fs::exists(file)) return {};
+  return parse_metrics(read_file(file), file, last_epoch);
+}
+
+std::vector<MetricRow> RunFolder::parse_metrics(const std::string& text, const std::string& file,
+                                                std::int64_t last_epoch) {
+  std::vector<MetricRow> rows;
+  std::istringstream in(text);
+  std::string line;
+  std::getline(in, line);
+  PELAB_CHECK(line == "epoch,split,group,metric,value",
+              "{}:1: not a pelab metrics file (its header is '{}'); delete the run folder to start "
+              "the run over",
+              file, line);
+  for (int number = 2; std::getline(in, line); ++number) {
+    const std::vector<std::string> fields = parse_csv_line(line);
+    MetricRow row;
+    try {
+      PELAB_CHECK(fields.size() == 5, "5 fields expected");
+      std::size_t used = 0;
+      row.epoch = std::stoll(fields[0], &used);
+      PELAB_CHECK(used == fields[0].size(), "bad epoch");
+      row.value = std::stod(fields[4], &used);  // also "nan" and "inf"
+      PELAB_CHECK(used == fields[4].size(), "bad value");
+    } catch (const std::exception&) {
+      throw Error(
+          fmt::format("{}:{}: malformed row '{}'; delete the run folder to start the run "
+                      "over",
+                      file, number, line));
+    }
+    row.split = fields[1];
+    row.group = fields[2];
+    row.metric = fields[3];
+    if (row.epoch <= last_epoch) rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::string RunFolder::snapshot_name(const std::string& what, std::int64_t epoch) {
+  return fmt::format("{}/{}-epoch-{:06}.npy", kSnapshotFolder, what, epoch);
+}
+
+std::string RunFolder::snapshot_pattern(const std::string& what) {
+  return what + "-epoch-*.npy";
+}
+
+void RunFolder::write_snapshot(const PESnapshot& snapshot) const {
+  if (snapshot.tables.defined())
+    write_npy(path(snapshot_name("tables", snapshot.epoch)), snapshot.tables);
+  if (snapshot.kernels.defined())
+    write_npy(path(snapshot_name("kernels", snapshot.epoch)), snapshot.kernels);
+}
+
+std::string RunFolder::snapshot_folder() const {
+  return path(kSnapshotFolder);
+}
+
+std::vector<PESnapshot> RunFolder::read_snapshots(std::int64_t last_epoch) const {
+  std::map<std::int64_t, PESnapshot> by_epoch;
+  const fs::path folder = snapshot_folder();
+  if (!fs::is_directory(folder)) return {};
+  static const std::regex name("(tables|kernels)-epoch-([0-9]+)\\.npy");
+  for (const auto& entry : fs::directory_iterator(folder)) {
+    std::smatch match;
+    const std::string file = entry.path().filename().string();
+    if (!std::regex_match(file, match, name)) continue;
+    const std::int64_t epoch = std::stoll(match[2].str());
+    if (epoch > last_epoch) continue;
+    PESnapshot& snapshot = by_epoch[epoch];
+    snapshot.epoch = epoch;
+    (match[1].str() == "tables" ? snapshot.tables : snapshot.kernels) =
+        read_npy(entry.path().string());
+  }
+  std::vector<PESnapshot> snapshots;
+  for (auto& [epoch, snapshot] : by_epoch)
+    snapshots.push_back(std::move(snapshot));
+  return snapshots;
+}
+
+torch::Tensor RunFolder::read_final_tables() const {
+  const fs::path folder = snapshot_folder();
+  if (!fs::is_directory(folder)) return {};
+  static const std::regex name("tables-epoch-[0-9]+\\.npy");
+  std::string last;  // the names sort by epoch: six digits, zero-padded
+  for (const auto& entry : fs::directory_iterator(folder)) {
+    const std::string file = entry.path().filename().string();
+    if (std::regex_match(file, name) && file > last) last = file;
+  }
+  if (last.empty()) return {};
+  return read_npy((folder / last).string());
+}
+
+std::string RunFolder::probe_array_file(const std::string& name, const std::string& array) {
+  return fmt::format("{}/{}-{}.npy", kProbeFolder, name, array);
+}
+
+std::string RunFolder::write_probe_array(const std::string& name, const std::string& array,
+                                         const torch::Tensor& values) const {
+  const std::string relative = probe_array_file(name, array);
+  write_npy(path(relative), values);
+  return relative;
+}
+
+void RunFolder::remove_probe_arrays(const std::string& name) const {
+  const fs::path folder = path(kProbeFolder);
+  boost::system::error_code ignored;
+  if (!fs::is_directory(folder, ignored)) return;
+  const std::string prefix = name + "-";
+  std::vector<fs::path> stale;
+  for (const auto& entry : fs::directory_iterator(folder)) {
+    const std::string file = entry.path().filename().string();
+    if (file.rfind(prefix, 0) == 0 && entry.path().extension() == ".npy")
+      stale.push_back(entry.path());
+  }
+  for (const auto& file : stale)
+    fs::remove(file, ignored);
+}
+
+void RunFolder::write_probe_record(const ProbeOutcome& outcome) const {
+  json document = {{"probe", outcome.plugin}};
+  if (outcome.epoch) document["epoch"] = *outcome.epoch;
+  document["scalars"] = scalars_json(outcome.scalars);  // NaN is written as null
+  if (!outcome.headlines.empty()) document["headlines"] = headlines_json(outcome.headlines);
+  document["arrays"] = outcome.arrays;
+  if (!outcome.note.empty()) document["note"] = outcome.note;
+  if (!outcome.error.empty()) document["error"] = outcome.error;
+  write_file_atomically(path(fmt::format("{}/{}.json", kProbeFolder, outcome.name)),
+                        document.dump(2) + "\n");
+}
+
+std::optional<ProbeOutcome> RunFolder::read_probe_record(const std::string& name) const {
+  const std::string file = path(fmt::format("{}/{}.json", kProbeFolder, name));
+  if (!fs::is_regular_file(file)) return std::nullopt;
+  const json document = json::parse(read_file(file), nullptr, false);
+  if (document.is_discarded() || !document.is_object()) return std::nullopt;
+  ProbeOutcome outcome;
+  outcome.name = name;
+  try {
+    outcome.plugin = document.value("probe", "");
+    if (document.contains("epoch") && document["epoch"].is_number_integer())
+      outcome.epoch = document["epoch"].get<std::int64_t>();
+    if (document.contains("scalars")) outcome.scalars = scalars_of(document["scalars"]);
+    // A record of a pelab before headlines has none.
+    if (document.contains("headlines") && document["headlines"].is_array())
+      outcome.headlines = headlines_of(document["headlines"]);
+    if (document.contains("arrays") && document["arrays"].is_array()) {
+      for (const auto& array : document["arrays"]) {
+        if (array.is_string()) outcome.arrays.push_back(array.get<std::string>());
+      }
+    }
+    for (auto [field, into] :
+         {std::make_pair("note", &outcome.note), std::make_pair("error", &outcome.error)}) {
+      if (document.contains(field) && document[field].is_string())
+        *into = document[field].get<std::string>();
+    }
+  } catch (const json::exception&) {
+    return std::nullopt;  // a field of the wrong type: not a record this pelab wrote
+  }
+  return outcome;
+}
+
+bool RunFolder::has_checkpoint() const {
+  return fs::is_regular_file(path(kCheckpoint)) || fs::is_regular_file(path(kPreviousCheckpoint));
+}
+
+void RunFolder::save_checkpoint(TransformerEncoder& model, torch::optim::Optimizer& optimizer,
+                                std::int64_t epoch, const std::vector<MetricRow>& rows,
+                                const TrainingTime& time) const {
+  torch::serialize::OutputArchive archive;
+  torch::serialize::OutputArchive model_archive, optimizer_archive;
+  model.save(model_archive);
+  optimizer.save(optimizer_archive);
+  archive.write("model", model_archive);
+  archive.write("optimizer", optimizer_archive);
+  archive.write("epoch", torch::tensor(epoch));
+  archive.write("rng_state", at::detail::getDefaultCPUGenerator().get_state());
+  // On a GPU, dropout draws from the device's own generator.
+  const torch::Device device = model_device(model);
+  if (!device.is_cpu())
+    archive.write("device_rng_state", at::globalContext().defaultGenerator(device).get_state());
+  // A copy of metrics.csv as of this epoch (a few kB): a resumed run can restore its metrics from
+  // it when metrics.csv itself has been damaged.
+  std::string metrics = metrics_csv(rows);
+  archive.write(
+      "metrics_csv",
+      torch::from_blob(metrics.data(), {static_cast<std::int64_t>(metrics.size())}, torch::kUInt8)
+          .clone());
+  archive.write("training_time", training_time_tensor(time));
+  std::ostringstream bytes;
+  archive.save_to(bytes);
+  // The last checkpoint stays whole until the new one is: a rename is atomic, and a crash between
+  // the two renames leaves checkpoint.previous.pt, which load_checkpoint falls back to.
+  boost::system::error_code error;
+  if (fs::is_regular_file(path(kCheckpoint))) {
+    fs::rename(path(kCheckpoint), path(kPreviousCheckpoint), error);
+    PELAB_CHECK(!error, "cannot keep the previous checkpoint as {}: {}", path(kPreviousCheckpoint),
+                error.message());
+  }
+  write_file_atomically(path(kCheckpoint), bytes.str());
+}
+
+RunFolder::LoadedCheckpoint RunFolder::load_checkpoint(TransformerEncoder& model,
+                                                       torch::optim::Optimizer* optimizer) const {
+  LoadedCheckpoint loaded;
+  std::vector<std::string> problems;
+  for (const char* name : {kCheckpoint, kPreviousCheckpoint}) {
+    const std::string file = path(name);
+    if (!fs::is_regular_file(file)) continue;
+    try {
+      loaded.epoch = read_checkpoint(file, model, optimizer, loaded.metrics_csv, loaded.time);
+      loaded.file = file;
+      if (!problems.empty()) {
+        loaded.warning = fmt::format("{}; resumed from {} (epoch {}) instead", problems.front(),
+                                     file, loaded.epoch);
+      }
+      return loaded;
+    } catch (const std::exception& e) {
+      problems.push_back(fmt::format("{} is unreadable ({})", file, without_backtrace(e)));
+    }
+  }
+  PELAB_CHECK(!problems.empty(), "{} has no checkpoint", dir_);
+  throw Error(
+      fmt::format("{}. The checkpoint may be truncated (a full disk, a copy cut short): "
+                  "delete it to start the run over, or run with --force",
+                  fmt::join(problems, "; ")));
+}
+
+void RunFolder::remove_previous_checkpoint() const {
+  boost::system::error_code ignored;
+  fs::remove(path(kPreviousCheckpoint), ignored);
+}
+
+std::string RunCompute::short_text() const {
+  std::vector<std::string> parts;
+  for (const std::string* part : {&blas_kernel, &aten_kernels, &precision}) {
+    if (!part->empty()) parts.push_back(*part);
+  }
+  return parts.empty() ? std::string("-") : fmt::format("{}", fmt::join(parts, ", "));
+}
+
+std::string RunFolder::summary_path() const {
+  return path(kSummary);
+}
+
+std::string RunFolder::log_path() const {
+  return path(kLogFile);
+}
+
+std::string RunFolder::claim_path() const {
+  return path(kClaim);
+}
+
+std::string RunFolder::lock_path() const {
+  return path(kLock);
+}
+
+std::optional<RunSummary> RunFolder::read_summary() const {
+  const std::string file = path(kSummary);
+  if (!fs::is_regular_file(file)) return std::nullopt;
+  const json document = json::parse(read_file(file), nullptr, false);
+  if (document.is_discarded() || !document.is_object()) return std::nullopt;
+  RunSummary summary;
+  try {
+    summary.status = document.value("status", "");
+    summary.experiment = document.value("experiment", "");
+    summary.point = document.value("point", "");
+    summary.seed = document.value("seed", std::int64_t{0});
+    summary.epoch = document.value("epoch", document.value("epochs", std::int64_t{0}));
+    summary.error = document.value("error", "");
+    summary.objective = document.value("objective", "");
+    summary.parameters = document.value("parameters", std::int64_t{0});
+    summary.threads = document.value("threads", std::int64_t{0});
+    summary.ranks = document.value("ranks", std::int64_t{1});
+    summary.wall_seconds = document.value("wall_seconds", 0.0);
+    summary.steps_per_second = document.value("steps_per_second", 0.0);
+    summary.torch_version = document.value("torch_version", "");
+    if (document.contains("compute") && document["compute"].is_object()) {
+      const json& compute = document["compute"];
+      summary.compute.cpu = compute.value("cpu", "");
+      summary.compute.isa = compute.value("isa", "");
+      summary.compute.blas = compute.value("blas", "");
+      summary.compute.blas_kernel = compute.value("blas_kernel", "");
+      summary.compute.aten_kernels = compute.value("aten_kernels", "");
+      summary.compute.precision = compute.value("precision", "");
+    }
+    if (document.contains("final")) summary.final_metrics = scalars_of(document["final"]);
+    if (document.contains("probes") && document["probes"].is_object()) {
+      for (const auto& [name, scalars] : document["probes"].items())
+        summary.probes[name] = scalars_of(scalars);
+    }
+  } catch (const json::exception&) {
+    return std::nullopt;  // a field of the wrong type: not a summary this pelab wrote
+  }
+  if (summary.status != "finished" && summary.status != "failed") return std::nullopt;
+  return summary;
+}
+
+void RunFolder::write_summary(const RunSummary& summary) const {
+  json document = {{"status", summary.status},
+                   {"experiment", summary.experiment},
+                   {"point", summary.point},
+                   {"seed", summary.seed}};
+  if (summary.finished()) {
+    document["epochs"] = summary.epoch;
+    document["objective"] = summary.objective;
+    document["parameters"] = summary.parameters;
+    document["threads"] = summary.threads;
+    document["ranks"] = summary.ranks;
+    document["wall_seconds"] = summary.wall_seconds;
+    document["steps_per_second"] = summary.steps_per_second;
+    document["torch_version"] = summary.torch_version;
+    document["compute"] = {{"cpu", summary.compute.cpu},
+                           {"isa", summary.compute.isa},
+                           {"blas", summary.compute.blas},
+                           {"blas_kernel", summary.compute.blas_kernel},
+                           {"aten_kernels", summary.compute.aten_kernels},
+                           {"precision", summary.compute.precision}};
+    document["final"] = scalars_json(summary.final_metrics);
+    json probes = json::object();
+    for (const auto& [name, scalars] : summary.probes)
+      probes[name] = scalars_json(scalars);
+    document["probes"] = probes;
+  } else {
+    document["epoch"] = summary.epoch;
+    document["error"] = summary.error;
+  }
+  write_file_atomically(path(kSummary), document.dump(2) + "\n");
+}
+
+void RunFolder::remove_stale_temporaries() const {
+  static const std::regex temporary(".+\\.tmp\\.[0-9]+");
+  boost::system::error_code ignored;
+  for (const fs::path& folder :
+       {fs::path(dir_), fs::path(dir_) / kSnapshotFolder, fs::path(dir_) / kProbeFolder}) {
+    if (!fs::is_directory(folder, ignored)) continue;
+    std::vector<fs::path> stale;
+    for (fs::directory_iterator it(folder, ignored), end; !ignored && it != end;
+         it.increment(ignored)) {
+      if (std::regex_match(it->path().filename().string(), temporary)) stale.push_back(it->path());
+    }
+    for (const auto& file : stale)
+      fs::remove(file, ignored);
+  }
+}
+
+void RunFolder::clear_outputs() const {
+  boost::system::error_code ignored;
+  for (const char* stale : {kMetrics, kSummary, kCheckpoint, kPreviousCheckpoint})
+    fs::remove(path(stale), ignored);
+  fs::remove_all(path(kSnapshotFolder), ignored);
+  fs::remove_all(path(kProbeFolder), ignored);
+}
+
+}  // namespace pelab
