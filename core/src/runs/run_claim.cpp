@@ -15,6 +15,7 @@
 #include <boost/filesystem.hpp>
 #include <nlohmann/json.hpp>
 
+#include "io/json_integer.h"
 #include "pelab/base/error.h"
 #include "pelab/io/file_io.h"
 #include "pelab/runs/run_folder.h"
@@ -81,11 +82,13 @@ std::optional<ClaimOwner> RunClaim::read(const std::string& dir) {
   try {
     ClaimOwner owner;
     owner.host = document.value("host", "");
-    owner.pid = document.value("pid", std::int64_t{0});
+    for (const auto& [field, into] :
+         {std::make_pair("pid", &owner.pid), std::make_pair("epoch", &owner.epoch),
+          std::make_pair("epochs", &owner.epochs)}) {
+      if (!read_integer(document, field, *into)) return std::nullopt;
+    }
     owner.started = document.value("started", 0.0);
     owner.heartbeat = document.value("heartbeat", 0.0);
-    owner.epoch = document.value("epoch", std::int64_t{0});
-    owner.epochs = document.value("epochs", std::int64_t{0});
     owner.eta_seconds = document.value("eta_seconds", -1.0);
     owner.job = document.value("slurm_job", "");
     return owner;

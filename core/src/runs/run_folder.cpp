@@ -11,6 +11,7 @@
 #include <boost/filesystem.hpp>
 #include <nlohmann/json.hpp>
 
+#include "io/json_integer.h"
 #include "pelab/base/error.h"
 #include "pelab/io/file_io.h"
 #include "pelab/model/transformer_encoder.h"
@@ -582,13 +583,16 @@ std::optional<RunSummary> RunFolder::read_summary() const {
     summary.status = document.value("status", "");
     summary.experiment = document.value("experiment", "");
     summary.point = document.value("point", "");
-    summary.seed = document.value("seed", std::int64_t{0});
-    summary.epoch = document.value("epoch", document.value("epochs", std::int64_t{0}));
+    // "epochs" in a finished run's summary, "epoch" in a failed one's.
+    for (const auto& [field, into] :
+         {std::make_pair("seed", &summary.seed), std::make_pair("epochs", &summary.epoch),
+          std::make_pair("epoch", &summary.epoch),
+          std::make_pair("parameters", &summary.parameters),
+          std::make_pair("threads", &summary.threads), std::make_pair("ranks", &summary.ranks)}) {
+      if (!read_integer(document, field, *into)) return std::nullopt;
+    }
     summary.error = document.value("error", "");
     summary.objective = document.value("objective", "");
-    summary.parameters = document.value("parameters", std::int64_t{0});
-    summary.threads = document.value("threads", std::int64_t{0});
-    summary.ranks = document.value("ranks", std::int64_t{1});
     summary.wall_seconds = document.value("wall_seconds", 0.0);
     summary.steps_per_second = document.value("steps_per_second", 0.0);
     summary.torch_version = document.value("torch_version", "");

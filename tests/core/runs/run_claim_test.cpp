@@ -96,5 +96,19 @@ TEST(RunClaimTest, ARecentClaimFromAnotherHostIsRespected) {
   EXPECT_NE(RunClaim::try_claim(run), nullptr);
 }
 
+// A claim.json whose pid or epoch is not an integer (the fuzzer's 4.5e63 was cast, undefined
+// behaviour) is no claim; an integer one reads back.
+TEST(RunClaimTest, AClaimWithANonIntegerPidIsNoClaim) {
+  ScratchDir dir;
+  for (const char* pid : {"4.5e63", "1.5", "\"1\""}) {
+    write_file_atomically(dir / "claim.json",
+                          fmt::format(R"({{"host": "node", "pid": {}, "heartbeat": 1.0}})", pid));
+    EXPECT_FALSE(RunClaim::read(dir.path()).has_value()) << "pid " << pid;
+  }
+  write_claim_json(dir.path(), "node", 1.0);
+  ASSERT_TRUE(RunClaim::read(dir.path()).has_value());
+  EXPECT_EQ(RunClaim::read(dir.path())->pid, 1);
+}
+
 }  // namespace
 }  // namespace pelab

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <string>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -111,6 +112,24 @@ TEST(RunFolderTest, AnUnreadableSummaryMeansTheRunHasNotEnded) {
   EXPECT_FALSE(folder.read_summary()->finished());
   truncate_file(folder.path("summary.json"), 20);
   EXPECT_FALSE(folder.read_summary().has_value());
+}
+
+// Found by the run_folder fuzzer: a floating-point number where an integer belongs was cast,
+// undefined behaviour out of range. Such a summary is not one this pelab wrote.
+TEST(RunFolderTest, ASummaryWithAFractionOrHugeNumberForAnIntegerIsNotASummary) {
+  ScratchDir dir;
+  const RunFolder folder(dir.path());
+  const auto summary_with_seed = [](const char* seed) {
+    return fmt::format(R"({{"status": "finished", "seed": {}, "epochs": 4}})", seed);
+  };
+  for (const char* seed : {"4.5e63", "2235.5", "\"2235\""}) {
+    write_file_atomically(folder.path("summary.json"), summary_with_seed(seed));
+    EXPECT_FALSE(folder.read_summary().has_value()) << "seed " << seed;
+  }
+  write_file_atomically(folder.path("summary.json"), summary_with_seed("2235"));
+  ASSERT_TRUE(folder.read_summary().has_value());
+  EXPECT_EQ(folder.read_summary()->seed, 2235);
+  EXPECT_EQ(folder.read_summary()->epoch, 4);
 }
 
 class CheckpointTest : public ::testing::Test {
