@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include "base/environment.h"
 #include "pelab/base/error.h"
 
 namespace pelab {
@@ -46,11 +47,6 @@ int kernel_rank(const std::string& kernel) {
   return 0;
 }
 
-const char* environment(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr && *value != '\0' ? value : nullptr;
-}
-
 // Replaces this process by the same program with the same arguments and the environment as it
 // now is. Returns only when that failed, with the reason.
 std::string execute_again(char** argv) {
@@ -62,7 +58,7 @@ std::string execute_again(char** argv) {
 // In the process pelab re-executed: keep the new kernel if it took and computes right, else go
 // back to OpenBLAS's own choice (and keep it: the switch is set for this process's children).
 void verify_chosen_kernel(const BlasInfo& blas, char** argv) {
-  const std::string wanted = environment(kCoreTypeVariable);
+  const std::string wanted = environment_value(kCoreTypeVariable);
   std::string problem;
   if (lowercase(blas.kernel) != lowercase(wanted)) {
     problem = fmt::format("this OpenBLAS has no {} kernel (it loaded {})", wanted, blas.kernel);
@@ -164,7 +160,7 @@ GemmCheck check_gemm_against_reference() {
 }
 
 void use_best_blas_kernel(char** argv) {
-  if (const char* setting = environment(kBlasKernelSwitch)) {
+  if (const char* setting = environment_value(kBlasKernelSwitch)) {
     const std::string value = setting;
     if (value == "keep") return;
     PELAB_CHECK(value == "auto",

@@ -10,6 +10,7 @@
 #include <ATen/Version.h>
 #include <fmt/format.h>
 
+#include "base/environment.h"
 #include "pelab/base/error.h"
 #include "pelab/host/blas_kernel.h"
 
@@ -112,16 +113,11 @@ CpuFeatures read_cpu() {
 }
 #endif
 
-const char* environment(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr && *value != '\0' ? value : nullptr;
-}
-
 // The vector kernels ATen dispatches to, by ATen's own rule (ATen/native/DispatchStub.cpp, not
 // exported): ATEN_CPU_CAPABILITY when it names one, else AVX-512 (F/BW/DQ/VL with FMA), AVX2 with
 // FMA, or the default kernels.
 std::string aten_kernels(const CpuFeatures& cpu) {
-  if (const char* forced = environment("ATEN_CPU_CAPABILITY")) {
+  if (const char* forced = environment_value("ATEN_CPU_CAPABILITY")) {
     const std::string value = forced;
     if (value == "avx512") return "AVX512 (ATEN_CPU_CAPABILITY)";
     if (value == "avx2") return "AVX2 (ATEN_CPU_CAPABILITY)";
@@ -247,8 +243,8 @@ BlasInfo blas_info() {
   const auto omp_threads = blas_symbol<IntFunction>("omp_get_max_threads");
   if (blas.config.find("USE_OPENMP") != std::string::npos && omp_threads != nullptr)
     blas.threads = omp_threads();
-  if (environment("OPENBLAS_CORETYPE") != nullptr) {
-    const char* replaced = environment(kBlasReplacedVariable);
+  if (environment_value("OPENBLAS_CORETYPE") != nullptr) {
+    const char* replaced = environment_value(kBlasReplacedVariable);
     blas.choice = replaced != nullptr ? BlasKernelChoice::kPelab : BlasKernelChoice::kEnvironment;
     if (replaced != nullptr) blas.replaced = replaced;
   }
@@ -298,8 +294,8 @@ HostInfo host_info() {
         "BLAS kernel {} on an {} CPU: matrix products about 3-10x slower than with {}. {}",
         host.blas.kernel, cpu_class, *better,
         set_by_user ? "OPENBLAS_CORETYPE set it, and pelab keeps what you set"
-        : environment(kBlasKernelSwitch) != nullptr
-            ? fmt::format("{}={} keeps it", kBlasKernelSwitch, environment(kBlasKernelSwitch))
+        : environment_value(kBlasKernelSwitch) != nullptr
+            ? fmt::format("{}={} keeps it", kBlasKernelSwitch, environment_value(kBlasKernelSwitch))
             : fmt::format("pelab run, probe, bench and doctor use {} instead (docs/performance.md)",
                           *better)));
   }

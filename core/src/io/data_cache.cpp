@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <boost/filesystem.hpp>
 
+#include "base/environment.h"
 #include "base/fnv1a.h"
 #include "pelab/base/error.h"
 #include "pelab/io/file_io.h"
@@ -18,20 +19,15 @@ namespace {
 
 constexpr const char* kDescriptionFile = "description.txt";
 
-std::string environment(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr ? value : "";
-}
-
 }  // namespace
 
 std::string DataCache::default_root() {
-  if (const std::string dir = environment("PELAB_CACHE_DIR"); !dir.empty()) return dir;
-  if (const std::string dir = environment("XDG_CACHE_HOME"); !dir.empty()) return dir + "/pelab";
-  const std::string home = environment("HOME");
-  PELAB_CHECK(!home.empty(),
+  if (const char* dir = environment_value("PELAB_CACHE_DIR")) return dir;
+  if (const char* dir = environment_value("XDG_CACHE_HOME")) return std::string(dir) + "/pelab";
+  const char* home = environment_value("HOME");
+  PELAB_CHECK(home != nullptr,
               "no folder for pelab's data cache: set PELAB_CACHE_DIR (or XDG_CACHE_HOME or HOME)");
-  return home + "/.cache/pelab";
+  return std::string(home) + "/.cache/pelab";
 }
 
 DataCache::DataCache(const std::string& kind, std::string description, const std::string& root)
