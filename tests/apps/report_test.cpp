@@ -345,6 +345,10 @@ TEST_F(ReportFolder, ASweepOverTheScaleAndANumericAxisIsAPhaseDiagram) {
   EXPECT_THAT(md, HasSubstr("learned, normal std: pe.init.std x model.heads, split `test`"));
   EXPECT_THAT(md, HasSubstr("| 2 | 81.5 ± 0.5 (2) | 41.5 ± 0.5 (2) |"));
   EXPECT_TRUE(fs::is_regular_file(dir_ / "grid/figures/phase-accuracy-1.gp"));
+  // Each cell's mean and SEM on two lines (on one they overflowed into the next cell).
+  const std::string script = test::slurp(dir_ / "grid/figures/phase-accuracy-1.gp");
+  EXPECT_THAT(script, HasSubstr("0 1 \"81.5\" \"± 0.5\""));
+  EXPECT_THAT(script, HasSubstr("using 1:2:4 with labels offset 0,-0.55"));
   if (std::system("gnuplot --version >/dev/null 2>&1") == 0) {
     EXPECT_TRUE(result.figures_drawn) << (result.warnings.empty() ? "" : result.warnings[0]);
     EXPECT_EQ(test::slurp(dir_ / "grid/figures/phase-accuracy-1.png").substr(0, 4), "\x89PNG");

@@ -800,11 +800,13 @@ std::string phase_axes(const PhaseDiagram& diagram, const MetricDisplay& metric,
   return out;
 }
 
-// The cells of one panel, [row][column]: the mean (NaN where no point has one) and the text
-// "mean ± SEM" (empty there), with the range of the means.
+// The cells of one panel, [row][column]: the mean (NaN where no point has one), its text and
+// "± SEM" (empty where there is no point, or one seed), with the range of the means. Mean and SEM
+// are two lines of a cell: on one they overflowed into the next cell at a few columns a panel.
 struct PhaseCells {
   std::vector<std::vector<double>> means;
   std::vector<std::vector<std::string>> texts;
+  std::vector<std::vector<std::string>> sems;
   double low = INFINITY, high = -INFINITY;
 };
 
@@ -813,6 +815,7 @@ PhaseCells phase_cells(const PhaseDiagram& diagram, const MetricDisplay& metric,
   PhaseCells cells;
   cells.means.resize(diagram.values.size());
   cells.texts.resize(diagram.values.size());
+  cells.sems.resize(diagram.values.size());
   for (std::size_t r = 0; r < diagram.values.size(); ++r) {
     for (std::size_t c = 0; c < diagram.scales.size(); ++c) {
       const Point* point = diagram.at[r][c];
@@ -822,15 +825,16 @@ PhaseCells phase_cells(const PhaseDiagram& diagram, const MetricDisplay& metric,
         if (it != point->stats.end() && it->second.n > 0) stat = &it->second;
       }
       cells.means[r].push_back(stat ? stat->mean * metric.factor : NAN);
-      std::string text;
+      std::string text, sem;
       if (stat != nullptr) {
         text = fmt::format(fmt::runtime(metric.format), stat->mean * metric.factor);
         if (stat->n > 1)
-          text += " ± " + fmt::format(fmt::runtime(metric.format), stat->sem * metric.factor);
+          sem = "± " + fmt::format(fmt::runtime(metric.format), stat->sem * metric.factor);
         cells.low = std::min(cells.low, cells.means[r].back());
         cells.high = std::max(cells.high, cells.means[r].back());
       }
       cells.texts[r].push_back(text);
+      cells.sems[r].push_back(sem);
     }
   }
   return cells;
@@ -851,18 +855,22 @@ void phase_panel(Script& script, const PhaseDiagram& diagram, const MetricDispla
       if (table.texts[r][c].empty()) continue;
       const bool on_light = high > low && (table.means[r][c] - low) / (high - low) > 0.6;
       // A data column with spaces is double-quoted (gnuplot splits single-quoted text).
-      (on_light ? light : dark) += fmt::format("{} {} \"{}\"\n", c, r, table.texts[r][c]);
+      (on_light ? light : dark) +=
+          fmt::format("{} {} \"{}\" \"{}\"\n", c, r, table.texts[r][c], table.sems[r][c]);
     }
   }
   std::string& body = script.body();
   body += fmt::format("set title {}\nplot {} using 1:2:3 with image notitle", quote(split),
                       script.block(cells));
-  if (!dark.empty())
-    body +=
-        fmt::format(", {} using 1:2:3 with labels textcolor 'white' notitle", script.block(dark));
-  if (!light.empty())
-    body +=
-        fmt::format(", {} using 1:2:3 with labels textcolor 'black' notitle", script.block(light));
+  for (const auto& [labels, colour] :
+       {std::make_pair(&dark, "white"), std::make_pair(&light, "black")}) {
+    if (labels->empty()) continue;
+    const std::string block = script.block(*labels);
+    body += fmt::format(
+        ", {0} using 1:2:3 with labels offset 0,0.55 textcolor '{1}' notitle"
+        ", {0} using 1:2:4 with labels offset 0,-0.55 textcolor '{1}' notitle",
+        block, colour);
+  }
   body += "\n";
 }
 
