@@ -777,13 +777,15 @@ Figure curves_figure(const Experiment& experiment) {
           script.text(preamble("curves", 480 * static_cast<int>(panels.size()), 500))};
 }
 
-// The heatmap's axes, shared by its panels: a column per init scale, a row per axis value.
+// The heatmap's axes, shared by its panels: a column per init scale, a row per axis value. The
+// right margin holds the colour box's tick labels, which the last panel's otherwise lost at the
+// canvas edge.
 std::string phase_axes(const PhaseDiagram& diagram, const MetricDisplay& metric,
                        std::size_t panels) {
   std::string out = fmt::format(
       "set multiplot layout 1,{} title {}\n"
       "set palette defined (0 '#440154', 0.25 '#3b528b', 0.5 '#21918c', 0.75 '#5ec962', "
-      "1 '#fde725')\nset tics out\nset xlabel {}\nset ylabel {}\n"
+      "1 '#fde725')\nset tics out\nset rmargin 10\nset xlabel {}\nset ylabel {}\n"
       "set xrange [-0.5:{}]\nset yrange [-0.5:{}]\n",
       panels,
       quote(fmt::format("{}: final {}, mean ± SEM over seeds", diagram.title(), metric.title)),
@@ -895,7 +897,7 @@ Figure phase_figure(const Experiment& experiment, const PhaseDiagram& diagram,
                   "finished run.",
                   diagram.title(), metric.title, diagram.axis),
       script.text(
-          preamble(name, std::max(420, width) * static_cast<int>(panels), std::max(360, height)))};
+          preamble(name, std::max(480, width) * static_cast<int>(panels), std::max(360, height)))};
 }
 
 std::vector<Headline> headlines_of(const Experiment& experiment, const std::string& probe,
