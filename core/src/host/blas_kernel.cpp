@@ -58,7 +58,9 @@ std::string execute_again(char** argv) {
 // In the process pelab re-executed: keep the new kernel if it took and computes right, else go
 // back to OpenBLAS's own choice (and keep it: the switch is set for this process's children).
 void verify_chosen_kernel(const BlasInfo& blas, char** argv) {
-  const std::string wanted = environment_value(kCoreTypeVariable);
+  // Set by pelab before it re-executed; an empty name (never a null string) if a user cleared it.
+  const char* chosen = environment_value(kCoreTypeVariable);
+  const std::string wanted = chosen != nullptr ? chosen : "";
   std::string problem;
   if (lowercase(blas.kernel) != lowercase(wanted)) {
     problem = fmt::format("this OpenBLAS has no {} kernel (it loaded {})", wanted, blas.kernel);
