@@ -211,6 +211,13 @@ TEST_F(ReportFolder, WithoutGnuplotTheScriptsAreWritten) {
   EXPECT_THAT(md, HasSubstr("| sinusoidal_nd | - | 1 | 95.0 | 85.0 |"));
   EXPECT_THAT(md, HasSubstr("a note for the reader"));
   EXPECT_THAT(md, HasSubstr("seed-3: failed"));
+  // Per seed: the evaluation split only (not train), a column per finished seed, - where a point
+  // lacks that seed.
+  EXPECT_THAT(md,
+              HasSubstr("Accuracy (%), split `test`:\n\n| point | 1 | 2 |\n|---|---:|---:|\n"
+                        "| learned, normal std=0.2 | 80.0 | 90.0 |\n"
+                        "| learned, normal std=2 | 40.0 | 60.0 |\n| sinusoidal_nd | 85.0 | - |\n"));
+  EXPECT_THAT(md, Not(HasSubstr("split `train`:")));
   EXPECT_THAT(test::slurp(dir_ / "exp/report.html"), HasSubstr("<table>"));
   // The probes' declared headlines, in the manifest's order, with their direction and meaning.
   EXPECT_THAT(md,

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -520,6 +521,56 @@ void add_cost_section(Document& doc, const Experiment& experiment) {
             rows);
 }
 
+// The splits a model is judged on: every split but the training one, unless it is the only one.
+std::vector<std::string> evaluation_splits(const Experiment& experiment) {
+  std::vector<std::string> splits;
+  for (const auto& split : experiment.splits) {
+    if (split != "train") splits.push_back(split);
+  }
+  return splits.empty() ? experiment.splits : splits;
+}
+
+// Each headline metric on each evaluation split as a point x seed table: how the seeds of a
+// point spread, and which seeds do well at every point, are read along its rows and columns.
+void add_per_seed_section(Document& doc, const Experiment& experiment, const Tables& tables) {
+  std::set<std::int64_t> seeds;
+  std::size_t most_runs = 0;
+  for (const auto& point : experiment.points) {
+    for (const auto& run : point.runs)
+      seeds.insert(run.seed);
+    most_runs = std::max(most_runs, point.runs.size());
+  }
+  if (most_runs < 2) return;  // one seed a point: the metric tables say it all
+  doc.heading(2, "Per seed");
+  doc.paragraph(
+      "The final value of each point (rows) at each seed (columns); - where that seed "
+      "did not finish.");
+  Row header = {"point"};
+  for (std::int64_t seed : seeds)
+    header.push_back(std::to_string(seed));
+  for (const auto& metric : tables.metrics) {
+    for (const auto& split : evaluation_splits(experiment)) {
+      const std::string key = split + "/all/" + metric.metric;
+      Rows rows;
+      for (const auto& point : experiment.points) {
+        std::map<std::int64_t, const RunRecord*> by_seed;
+        for (const auto& run : point.runs)
+          by_seed[run.seed] = &run;
+        Row row = {point.label};
+        for (std::int64_t seed : seeds) {
+          auto it = by_seed.find(seed);
+          row.push_back(it == by_seed.end() ? "-"
+                                            : value_of(it->second->values, key, metric.factor,
+                                                       metric.format.c_str()));
+        }
+        rows.push_back(row);
+      }
+      doc.paragraph(fmt::format("{}, split `{}`:", metric.title, split));
+      doc.table(header, rows);
+    }
+  }
+}
+
 // A row per run: every headline metric on every split, then the probes' headline scalars.
 void add_per_run_section(Document& doc, const Experiment& experiment, const Tables& tables) {
   doc.heading(2, "Per run");
@@ -616,6 +667,7 @@ Document report_document(const Experiment& experiment, const ReportResult& resul
   add_phase_diagrams(doc, experiment, tables.metrics);
   add_probe_section(doc, tables);
   add_cost_section(doc, experiment);
+  add_per_seed_section(doc, experiment, tables);
   add_per_run_section(doc, experiment, tables);
   add_figures_section(doc, result.dir, figures_dir, figures, have_gnuplot);
   add_notes_section(doc, report_notes(experiment, result.warnings));
