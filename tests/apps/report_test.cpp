@@ -362,6 +362,24 @@ TEST_F(ReportFolder, ASweepOverTheScaleAndANumericAxisIsAPhaseDiagram) {
   }
 }
 
+// The series of a family follow their other axis as numbers: heads 4 before 16, though the
+// folders sort "16" first.
+TEST_F(ReportFolder, SeriesFollowTheirNumericAxisInNumericOrder) {
+  for (const int heads : {16, 4}) {
+    for (const double std : {2.0, 0.2}) {
+      write_run(fmt::format("pe.init.std={},model.heads={}", format_number(std), heads), 1,
+                learned(std), 1.0, 0.5, 0.5, "order", fmt::format("heads = {}", heads));
+    }
+  }
+  const report::Experiment experiment = report::collect(dir_ / "order", &registry_);
+  std::vector<std::string> points;
+  for (const auto& point : experiment.points)
+    points.push_back(point.point);
+  EXPECT_THAT(points,
+              ElementsAre("pe.init.std=0.2,model.heads=4", "pe.init.std=2,model.heads=4",
+                          "pe.init.std=0.2,model.heads=16", "pe.init.std=2,model.heads=16"));
+}
+
 // On a task with communities and a layout of two axes: the similarity heatmaps order the tokens
 // by community with the boundaries drawn; the embedding aligns each block's PE onto the true
 // layout by orthogonal Procrustes, so a PE that is a rotated, scaled copy of the layout is at

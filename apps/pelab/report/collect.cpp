@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -350,12 +353,42 @@ class Collector {
       point.stats[key] = summarise(list);
   }
 
-  // Scaled series first (in order of appearance, each by scale), then the other points.
+  static bool varying_less(const std::vector<std::pair<std::string, std::string>>& a,
+                           const std::vector<std::pair<std::string, std::string>>& b) {
+    for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+      if (a[i].first != b[i].first) return a[i].first < b[i].first;
+      const std::optional<double> x = number_of(a[i].second), y = number_of(b[i].second);
+      if (x && y) {
+        if (*x != *y) return *x < *y;
+      } else if (a[i].second != b[i].second) {
+        return a[i].second < b[i].second;
+      }
+    }
+    return a.size() < b.size();
+  }
+
+  // Scaled series first (each family's by its other axes, each series by scale), then the others.
   void order_points() {
     std::vector<std::string> series_order;
+    std::map<std::string, const Point*> first_of_series;
+    std::map<std::string, std::size_t> family_rank;  // families in order of appearance
     for (const auto& name : order_) {
-      if (by_point_[name].init_scale) append_once(series_order, by_point_[name].series);
+      const Point& point = by_point_[name];
+      if (!point.init_scale) continue;
+      append_once(series_order, point.series);
+      first_of_series.emplace(point.series, &point);
+      family_rank.emplace(point.family, family_rank.size());
     }
+    // The series of one family by their other axes' values, numbers as numbers (d_model 32
+    // before 128, not in the folders' alphabetical order).
+    std::stable_sort(series_order.begin(), series_order.end(),
+                     [&](const std::string& a, const std::string& b) {
+                       const Point& pa = *first_of_series.at(a);
+                       const Point& pb = *first_of_series.at(b);
+                       if (pa.family != pb.family)
+                         return family_rank.at(pa.family) < family_rank.at(pb.family);
+                       return varying_less(pa.varying, pb.varying);
+                     });
     for (const auto& series : series_order) {
       std::vector<Point*> members;
       for (const auto& name : order_) {
@@ -391,6 +424,14 @@ class Collector {
 };
 
 }  // namespace
+
+std::optional<double> number_of(const std::string& value) {
+  if (value.empty()) return std::nullopt;
+  char* end = nullptr;
+  const double number = std::strtod(value.c_str(), &end);
+  if (end != value.c_str() + value.size()) return std::nullopt;
+  return number;
+}
 
 Experiment collect(const std::string& dir, Registry* registry) {
   return collect(std::vector<std::string>{dir}, registry);

@@ -13,14 +13,6 @@
 namespace pelab::report {
 namespace {
 
-std::optional<double> number(const std::string& text) {
-  if (text.empty()) return std::nullopt;
-  char* end = nullptr;
-  const double value = std::strtod(text.c_str(), &end);
-  if (end != text.c_str() + text.size()) return std::nullopt;
-  return value;
-}
-
 std::string value_of(const Point& point, const std::string& key) {
   for (const auto& [name, value] : point.varying) {
     if (name == key) return value;
@@ -69,7 +61,7 @@ std::vector<PhaseDiagram> phase_diagrams(const Experiment& experiment) {
       std::map<std::string, std::vector<const Point*>> slices;
       std::vector<std::string> slice_order;
       for (const Point* point : members) {
-        numeric = numeric && number(value_of(*point, axis)).has_value();
+        numeric = numeric && number_of(value_of(*point, axis)).has_value();
         const std::string slice = slice_of(*point, axis);
         if (!slices.count(slice)) slice_order.push_back(slice);
         slices[slice].push_back(point);
@@ -79,7 +71,7 @@ std::vector<PhaseDiagram> phase_diagrams(const Experiment& experiment) {
         std::set<double> scales, values;
         for (const Point* point : slices[slice]) {
           scales.insert(*point->init_scale);
-          values.insert(*number(value_of(*point, axis)));
+          values.insert(*number_of(value_of(*point, axis)));
         }
         if (scales.size() < 2 || values.size() < 2) continue;
         PhaseDiagram diagram;
@@ -96,7 +88,7 @@ std::vector<PhaseDiagram> phase_diagrams(const Experiment& experiment) {
               std::lower_bound(diagram.scales.begin(), diagram.scales.end(), *point->init_scale) -
               diagram.scales.begin();
           const auto row = std::lower_bound(diagram.values.begin(), diagram.values.end(),
-                                            *number(value_of(*point, axis))) -
+                                            *number_of(value_of(*point, axis))) -
                            diagram.values.begin();
           diagram.at[row][column] = point;
         }

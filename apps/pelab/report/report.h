@@ -163,6 +163,9 @@ std::vector<Headline> headlines_of(const Experiment& experiment, const std::stri
 /// their scalars.
 std::vector<std::pair<std::string, std::set<std::string>>> probes_of(const Experiment& experiment);
 
+/// A configuration value as a number ("0.001", "128"), or nothing when it is not one ("adamw").
+std::optional<double> number_of(const std::string& value);
+
 /// Base64 (RFC 4648), for the images embedded in report.html.
 std::string base64(const std::string& bytes);
 
