@@ -18,6 +18,7 @@
 #include "pelab/base/error.h"
 #include "pelab/config/manifest.h"
 #include "pelab/plugins/registry.h"
+#include "pelab/runs/reusable_run.h"
 #include "pelab/runs/run.h"
 #include "pelab/runs/run_folder.h"
 #include "pelab/training/collective.h"
@@ -74,6 +75,14 @@ RunCommand::RunCommand(CLI::App& app, const GlobalOptions& global)
   command_->add_option("--out", output_, "Output folder (runs go to OUT/<experiment>/...)")
       ->capture_default_str();
   command_->add_flag("--force", force_, "Re-run runs that already finished");
+  command_
+      ->add_option(
+          "--reuse", reuse_,
+          "Before training a run, look under this folder (an output root such as runs, or an "
+          "experiment's folder) for a finished run of the same configuration and seed in any "
+          "experiment, and copy it instead; its summary.json says where from (repeatable)")
+      ->allow_extra_args(false)
+      ->type_name("DIR");
   command_->add_flag("--quiet", quiet_, "No progress lines");
   command_
       ->add_option("--jobs,-j", jobs_,
@@ -129,6 +138,7 @@ LaunchPlan RunCommand::make_plan(const Manifest& manifest) const {
   plan.run_options.progress = !quiet_;
   plan.run_options.progress_fd = progress_fd_;
   plan.run_options.force = force_;
+  plan.run_options.reuse_from = reuse_;
   plan.default_threads = slurm_cpus_per_task();
   return plan;
 }
@@ -146,10 +156,19 @@ int RunCommand::train_one_run(const Manifest& manifest, Registry& registry,
                  outcome.holder.c_str());
     return kExitClaimedElsewhere;
   }
+  if (!outcome.reused_from.empty()) {
+    std::printf("%s: reused from %s (the same configuration and seed)\n", outcome.dir.c_str(),
+                outcome.reused_from.c_str());
+    return kExitReused;
+  }
   return 0;
 }
 
 int RunCommand::execute() {
+  PELAB_CHECK(!(force_ && !reuse_.empty()),
+              "--force trains finished runs again, --reuse copies runs trained elsewhere: give "
+              "one of them");
+  ReusableRun::check_roots(reuse_);
   if (nproc_per_node_ > 1) return start_local_ranks();
   const std::optional<Rendezvous> rendezvous = Rendezvous::from_environment();
   if (rendezvous) {

@@ -33,6 +33,7 @@ class RunCommand : public Command {
   std::vector<std::string> overrides_;
   std::string output_ = "runs";
   bool force_ = false;
+  std::vector<std::string> reuse_;  // folders to copy identical finished runs from
   bool quiet_ = false;
   int jobs_ = 1;
   int nproc_per_node_ = 1;      // ranks of each run started here (data-parallel)

@@ -10,6 +10,7 @@
 #include "pelab/config/manifest.h"
 #include "pelab/plugins/registry.h"
 #include "pelab/runs/experiment_folder.h"
+#include "pelab/runs/reusable_run.h"
 
 namespace pelab::cli {
 
@@ -47,11 +48,21 @@ SlurmCommand::SlurmCommand(CLI::App& app, const GlobalOptions& global)
   command_->add_flag("--resubmit-failed", resubmit_failed_,
                      "Submit only the runs that failed or were interrupted");
   command_->add_flag("--force", force_, "Train finished runs again");
+  command_
+      ->add_option("--reuse", reuse_,
+                   "Copy a finished run of the same configuration and seed found under this "
+                   "folder (any experiment) instead of training it (repeatable)")
+      ->allow_extra_args(false)
+      ->type_name("DIR");
   command_->add_flag("--dry-run", slurm_.dry_run,
                      "Print the scripts and the sbatch commands; write and submit nothing");
 }
 
 int SlurmCommand::execute() {
+  PELAB_CHECK(!(force_ && !reuse_.empty()),
+              "--force trains finished runs again, --reuse copies runs trained elsewhere: give "
+              "one of them");
+  ReusableRun::check_roots(reuse_);
   for (const auto& option : slurm_.sbatch_options) {
     PELAB_CHECK(option.rfind("--", 0) == 0 && option.size() > 2,
                 "--sbatch-option '{}': give a long sbatch option such as --qos=long", option);
@@ -68,6 +79,7 @@ int SlurmCommand::execute() {
   plan.overrides = overrides_;
   plan.output = output_;
   plan.run_options.force = force_;
+  plan.run_options.reuse_from = reuse_;
   std::size_t done = 0, running = 0, left_alone = 0;
   for (std::size_t i = 0; i < manifest.runs().size(); ++i) {
     const RunConfig& run = manifest.runs()[i];

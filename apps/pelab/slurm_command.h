@@ -22,6 +22,7 @@ class SlurmCommand : public Command {
   std::string output_ = "runs";
   bool resubmit_failed_ = false;
   bool force_ = false;
+  std::vector<std::string> reuse_;  // folders to copy identical finished runs from
   SlurmOptions slurm_;
 };
 

@@ -124,6 +124,24 @@ TEST(PelabCli, SlurmScriptsHintTheResubmitWithTheOverrides) {
                         " --set experiment.name=smoke-two --set train.epochs=3 --resubmit-failed"));
 }
 
+// The array tasks look for identical runs where the submitting command was told to, by an
+// absolute path: they may start in another working directory.
+TEST(PelabCli, SlurmScriptsPassReuseOnAsAnAbsolutePath) {
+  ScratchDir out;
+  const std::string relative = fs::relative(out.path(), fs::current_path()).string();
+  ASSERT_FALSE(fs::path(relative).is_absolute());
+  const Result result = pelab("slurm " + quoted(kSmoke) + " --dry-run --out " +
+                              quoted(out / "runs") + " --reuse " + quoted(relative));
+  EXPECT_EQ(result.exit_code, 0) << result.out;
+  const std::size_t at = result.out.find(" --reuse ");
+  ASSERT_NE(at, std::string::npos) << result.out;
+  const std::size_t start = at + std::string(" --reuse ").size();
+  std::string given = result.out.substr(start, result.out.find_first_of(" \n", start) - start);
+  if (!given.empty() && given.front() == '\'') given = given.substr(1, given.size() - 2);
+  EXPECT_TRUE(fs::path(given).is_absolute()) << given;
+  EXPECT_TRUE(fs::equivalent(given, out.path())) << given;
+}
+
 TEST(PelabCli, NeedsASubcommand) {
   EXPECT_NE(pelab("").exit_code, 0);
   EXPECT_NE(pelab("frobnicate").exit_code, 0);
@@ -314,6 +332,46 @@ TEST(PelabCli, RunWithJobsStartsWorkersFromASnapshotOfTheManifest) {
   for (const auto& entry : fs::directory_iterator(out))
     EXPECT_EQ(entry.path().filename().string(), "jobs");
   EXPECT_THAT(result.out, HasSubstr("2 finished run(s) in 1 point(s)"));
+}
+
+// --reuse across experiments, through -j's worker processes: a second sweep that shares a point
+// with a first one copies that point's runs and trains only its own.
+TEST(PelabCli, RunReusesIdenticalRunsOfAnotherExperiment) {
+  ScratchDir dir;
+  const std::string body =
+      "[task]\nplugin = \"marker_position\"\ntokens = 4\ntrain_samples = 32\n"
+      "test_samples = 16\n\n"
+      "[model]\nlayers = 1\nd_model = 8\nmlp_ratio = 1\n\n"
+      "[pe]\nplugin = \"learned\"\n\n"
+      "[train]\nepochs = 1\nbatch_size = 16\nthreads = 1\n";
+  std::ofstream(dir / "first.toml") << "[experiment]\nseeds = [1]\n\n" << body;
+  std::ofstream(dir / "second.toml")
+      << "[experiment]\nseeds = [1]\n\n[sweep]\n\"train.batch_size\" = [16, 8]\n\n"
+      << body;
+  const std::string out = dir / "out";
+  ASSERT_EQ(pelab("run " + quoted(dir / "first.toml") + " --quiet --out " + quoted(out)).exit_code,
+            0);
+  const std::string second = "run " + quoted(dir / "second.toml") + " --out " + quoted(out);
+  const Result result = pelab(second + " -j 2 --reuse " + quoted(out));
+  ASSERT_EQ(result.exit_code, 0) << result.out;
+  EXPECT_THAT(result.out,
+              HasSubstr("train.batch_size=16 seed 1: reused an identical finished run"));
+  EXPECT_THAT(result.out, HasSubstr("train.batch_size=8 seed 1: done"));
+  EXPECT_THAT(test::slurp(out + "/second/train.batch_size=16/seed-1/summary.json"),
+              HasSubstr("\"reused_from\": \"" + out + "/first/default/seed-1\""));
+  EXPECT_EQ(test::slurp(out + "/second/train.batch_size=16/seed-1/metrics.csv"),
+            test::slurp(out + "/first/default/seed-1/metrics.csv"));
+  EXPECT_THAT(test::slurp(out + "/second/train.batch_size=8/seed-1/summary.json"),
+              Not(HasSubstr("reused_from")));
+
+  const Result both = pelab(second + " --force --reuse " + quoted(out));
+  EXPECT_EQ(both.exit_code, 1);
+  EXPECT_THAT(both.out, HasSubstr("give one of them"));
+  // A folder that is not there stops the sweep before any run, not each run as it starts.
+  const Result missing = pelab(second + " -j 2 --reuse " + quoted(dir / "nowhere"));
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_THAT(missing.out, HasSubstr("--reuse " + (dir / "nowhere") + ": no such folder"));
+  EXPECT_THAT(missing.out, Not(HasSubstr("FAILED")));
 }
 
 TEST(PelabCli, BenchRunsAPluginsBenchmark) {

@@ -58,7 +58,11 @@ class SequentialLauncher : public Launcher {
       std::fflush(stdout);
       LaunchResult result{index, LaunchState::kDone, ""};
       const RunOutcome outcome = execute_run(config, registry_, plan.output, plan.run_options);
-      if (outcome.skipped) {
+      if (!outcome.reused_from.empty()) {
+        result.state = LaunchState::kSkipped;
+        std::printf("        reused from %s (the same configuration and seed)\n",
+                    outcome.reused_from.c_str());
+      } else if (outcome.skipped) {
         result.state = LaunchState::kSkipped;
         std::printf("        already finished (use --force to run it again)\n");
       } else if (outcome.claimed_elsewhere) {
@@ -261,9 +265,11 @@ class RunningWorkers {
     running_.erase(pid);
     const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     result.state = code == 0                       ? LaunchState::kDone
+                   : code == kExitReused           ? LaunchState::kSkipped
                    : code == kExitClaimedElsewhere ? LaunchState::kClaimedElsewhere
                                                    : LaunchState::kFailed;
     const char* word = code == 0                       ? "done"
+                       : code == kExitReused           ? "reused an identical finished run"
                        : code == kExitClaimedElsewhere ? "being trained by another process"
                                                        : "FAILED";
     board_.finish(pid, fmt::format("[{}/{}] {}: {}", ++done_, plan_.runs.size(),

@@ -64,5 +64,8 @@ std::unique_ptr<Launcher> make_process_pool_launcher(int jobs,
 
 /// The exit status of a `pelab run --only I` worker whose run another process holds.
 constexpr int kExitClaimedElsewhere = 75;  // EX_TEMPFAIL
+/// The exit status of a `pelab run --only I` worker that copied its run from an identical one
+/// (--reuse) rather than training it.
+constexpr int kExitReused = 76;
 
 }  // namespace pelab::cli

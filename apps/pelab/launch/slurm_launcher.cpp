@@ -142,6 +142,10 @@ std::vector<std::string> run_command_line(const std::string& pelab, const SlurmO
   }
   words.push_back("--quiet");
   if (plan.run_options.force) words.push_back("--force");
+  for (const auto& folder : plan.run_options.reuse_from) {
+    words.push_back("--reuse");
+    words.push_back(fs::absolute(folder).string());
+  }
   return words;
 }
 

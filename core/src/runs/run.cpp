@@ -23,6 +23,7 @@
 #include "pelab/model/transformer_encoder.h"
 #include "pelab/plugins/registry.h"
 #include "pelab/runs/probing.h"
+#include "pelab/runs/reusable_run.h"
 #include "pelab/runs/run_claim.h"
 #include "pelab/runs/run_folder.h"
 #include "pelab/training/collective.h"
@@ -50,22 +51,6 @@ std::map<std::string, double> final_metrics(const std::vector<MetricRow>& rows) 
   return result;
 }
 
-// The keys whose values differ between two stored configurations, except `ignored` ones.
-std::vector<std::string> config_differences(const StoredConfig& before, const StoredConfig& after,
-                                            const std::set<std::string>& ignored) {
-  std::set<std::string> keys;
-  for (const auto& [key, value] : before.values)
-    keys.insert(key);
-  for (const auto& [key, value] : after.values)
-    keys.insert(key);
-  std::vector<std::string> differences;
-  for (const auto& key : keys) {
-    if (ignored.count(key) || before.toml(key) == after.toml(key)) continue;
-    differences.push_back(fmt::format("{}: {} -> {}", key, before.toml(key), after.toml(key)));
-  }
-  return differences;
-}
-
 // A stored configuration as this pelab resolves it: keys added since the run was written take their
 // defaults, so that an upgrade alone is not a difference. A file that no longer resolves (a key
 // since removed) is compared as it is, and the comparison names what changed.
@@ -85,7 +70,7 @@ void check_same_config(const RunFolder& folder, const StoredConfig& current, boo
   // launcher shares the cores out): changing them changes no run.
   std::set<std::string> ignored = {"experiment.description", "train.threads"};
   if (resuming) ignored.insert("train.epochs");
-  const auto differences = config_differences(resolved_again(folder, registry), current, ignored);
+  const auto differences = resolved_again(folder, registry).differences(current, ignored);
   if (differences.empty()) return;
   std::string listed;
   for (const auto& difference : differences)
@@ -517,10 +502,50 @@ RunOutcome follow_rank_zero(const RunConfig& config, Registry& registry, Collect
 
 namespace {
 
+// The run's log, in its folder. A log that cannot be written (a full disk) must not stop
+// the run, but should be said once, plainly, rather than as spdlog's "*** LOG ERROR ***" lines.
+std::shared_ptr<spdlog::logger> run_logger(const RunFolder& folder) {
+  auto logger = std::make_shared<spdlog::logger>(
+      "run", std::make_shared<spdlog::sinks::basic_file_sink_mt>(folder.log_path()));
+  logger->flush_on(spdlog::level::info);
+  logger->set_error_handler([warned = false](const std::string& message) mutable {
+    if (!std::exchange(warned, true))
+      fmt::print(stderr, "warning: {}: {}\n", RunFolder::kLogFile, message);
+  });
+  return logger;
+}
+
+// Copies a finished run of the same configuration and seed into the claimed `folder`, when
+// `options.reuse_from` holds one: the run is then as good as trained here (RunOptions).
+bool reuse_identical_run(const RunConfig& config, const StoredConfig& resolved,
+                         const RunFolder& folder, const RunOptions& options, RunOutcome& outcome) {
+  if (options.reuse_from.empty()) return false;
+  const auto found = ReusableRun::find(resolved, fs::path(folder.dir()).filename().string(),
+                                       options.reuse_from, folder.dir());
+  if (!found) return false;
+  folder.clear_outputs();
+  folder.copy_outputs_from(RunFolder(found->dir));
+  folder.write_config(config);
+  RunSummary summary = found->summary;
+  summary.experiment = config.experiment;
+  summary.point = config.point;
+  summary.reused_from = found->dir;
+  folder.write_summary(summary);
+  run_logger(folder)->info(
+      "reused from {}: a finished run of the same configuration and seed "
+      "(trained on {}); not trained again",
+      found->dir, summary.compute.short_text());
+  outcome.reused_from = found->dir;
+  outcome.final_metrics = summary.final_metrics;
+  outcome.seconds = summary.wall_seconds;
+  return outcome.skipped = true;
+}
+
 // Rank 0 (or a single process) decides what becomes of a run: skipped when it has finished with the
 // same configuration, left to another live process that holds it, resumed from its checkpoint, or
-// started afresh. Every plan but kFresh and kResume returns without a claim. The other ranks learn
-// the plan (share_plan), a failure included.
+// started afresh, or copied from an identical run (RunOptions::reuse_from: kSkipped, its claim
+// dropped at once). Every other plan but kFresh and kResume returns without a claim. The other
+// ranks learn the plan (share_plan), a failure included.
 struct ClaimedRun {
   RankPlan plan = RankPlan::kFresh;
   std::unique_ptr<RunClaim> claim;
@@ -557,26 +582,16 @@ ClaimedRun claim_run(const RunConfig& config, Registry& registry, const RunFolde
     folder.remove_stale_temporaries();
     const bool resume = folder.has_checkpoint() && !options.force;
     if (resume) check_same_config(folder, resolved, /*resuming=*/true, registry);
-    claimed.plan = resume ? RankPlan::kResume : RankPlan::kFresh;
+    claimed.plan = resume ? RankPlan::kResume
+                   : reuse_identical_run(config, resolved, folder, options, outcome)
+                       ? RankPlan::kSkipped
+                       : RankPlan::kFresh;
   } catch (const Error&) {
     share_plan(ranks, RankPlan::kFailed);
     throw;
   }
   share_plan(ranks, claimed.plan);
   return claimed;
-}
-
-// The run's log, in its folder. A log that cannot be written (a full disk) must not stop
-// the run, but should be said once, plainly, rather than as spdlog's "*** LOG ERROR ***" lines.
-std::shared_ptr<spdlog::logger> run_logger(const RunFolder& folder) {
-  auto logger = std::make_shared<spdlog::logger>(
-      "run", std::make_shared<spdlog::sinks::basic_file_sink_mt>(folder.log_path()));
-  logger->flush_on(spdlog::level::info);
-  logger->set_error_handler([warned = false](const std::string& message) mutable {
-    if (!std::exchange(warned, true))
-      fmt::print(stderr, "warning: {}: {}\n", RunFolder::kLogFile, message);
-  });
-  return logger;
 }
 
 // build_run, with a failure (a plugin that refuses its parameters or fails) recorded in the run's

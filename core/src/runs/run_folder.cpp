@@ -208,6 +208,21 @@ std::string StoredConfig::toml(const std::string& key) const {
   return it == values.end() ? std::string("(absent)") : it->second.toml;
 }
 
+std::vector<std::string> StoredConfig::differences(const StoredConfig& other,
+                                                   const std::set<std::string>& ignored) const {
+  std::set<std::string> keys;
+  for (const auto& [key, value] : values)
+    keys.insert(key);
+  for (const auto& [key, value] : other.values)
+    keys.insert(key);
+  std::vector<std::string> found;
+  for (const auto& key : keys) {
+    if (ignored.count(key) || toml(key) == other.toml(key)) continue;
+    found.push_back(fmt::format("{}: {} -> {}", key, toml(key), other.toml(key)));
+  }
+  return found;
+}
+
 std::optional<std::string> StoredConfig::shown(const std::string& key) const {
   const auto it = values.find(key);
   if (it == values.end()) return std::nullopt;
@@ -596,6 +611,7 @@ std::optional<RunSummary> RunFolder::read_summary() const {
     summary.wall_seconds = document.value("wall_seconds", 0.0);
     summary.steps_per_second = document.value("steps_per_second", 0.0);
     summary.torch_version = document.value("torch_version", "");
+    summary.reused_from = document.value("reused_from", "");
     if (document.contains("compute") && document["compute"].is_object()) {
       const json& compute = document["compute"];
       summary.compute.cpu = compute.value("cpu", "");
@@ -642,6 +658,7 @@ void RunFolder::write_summary(const RunSummary& summary) const {
     for (const auto& [name, scalars] : summary.probes)
       probes[name] = scalars_json(scalars);
     document["probes"] = probes;
+    if (!summary.reused_from.empty()) document["reused_from"] = summary.reused_from;
   } else {
     document["epoch"] = summary.epoch;
     document["error"] = summary.error;
@@ -671,6 +688,23 @@ void RunFolder::clear_outputs() const {
     fs::remove(path(stale), ignored);
   fs::remove_all(path(kSnapshotFolder), ignored);
   fs::remove_all(path(kProbeFolder), ignored);
+}
+
+void RunFolder::copy_outputs_from(const RunFolder& source) const {
+  const auto copy = [&](const std::string& relative) {
+    write_file_atomically(path(relative), read_file(source.path(relative)));
+  };
+  for (const char* file : {kMetrics, kCheckpoint, kLogFile}) {
+    if (fs::is_regular_file(source.path(file))) copy(file);
+  }
+  for (const char* folder : {kSnapshotFolder, kProbeFolder}) {
+    boost::system::error_code missing;
+    for (fs::directory_iterator it(source.path(folder), missing), end; !missing && it != end;
+         it.increment(missing)) {
+      if (fs::is_regular_file(it->path()))
+        copy((fs::path(folder) / it->path().filename()).string());
+    }
+  }
 }
 
 }  // namespace pelab

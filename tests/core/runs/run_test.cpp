@@ -19,6 +19,7 @@
 #include "pelab/config/manifest.h"
 #include "pelab/io/file_io.h"
 #include "pelab/plugins/registry.h"
+#include "pelab/runs/run_folder.h"
 #include "test_support.h"
 
 namespace pelab {
@@ -179,6 +180,81 @@ TEST_F(RunTest, FinishedRunIsSkipped) {
   const RunOutcome forced = run(root.path(), {}, /*force=*/true);
   EXPECT_FALSE(forced.skipped);
   EXPECT_EQ(slurp(first.dir + "/metrics.csv"), metrics);
+}
+
+// --reuse: a finished run of the same configuration and seed, in another experiment's folder, is
+// copied rather than trained again; its copy names its own experiment and where it came from.
+TEST_F(RunTest, ReuseCopiesAFinishedRunOfTheSameConfigurationAndSeed) {
+  ScratchDir root;
+  const RunOutcome first = run(root.path());
+  RunOptions options;
+  options.reuse_from = {root.path()};
+  // The description and the threads change no result; the experiment's name only its folder.
+  const RunConfig other = config(
+      {"experiment.name=\"other\"", "experiment.description=\"another sweep\"", "train.threads=2"});
+  const RunOutcome copied = execute_run(other, registry_, root.path(), options);
+  EXPECT_TRUE(copied.skipped);
+  EXPECT_EQ(copied.reused_from, first.dir);
+  EXPECT_EQ(copied.dir, root / "other/default/seed-3");
+  EXPECT_EQ(copied.final_metrics, first.final_metrics);
+  for (const char* file : {"metrics.csv", "checkpoint.pt", "pe/tables-epoch-000002.npy",
+                           "probes/pe_norm.json", "probes/pe_norm-norms.npy"}) {
+    EXPECT_EQ(slurp(copied.dir + "/" + file), slurp(first.dir + "/" + file)) << file;
+  }
+  const json summary = json::parse(slurp(copied.dir + "/summary.json"));
+  EXPECT_EQ(summary["experiment"], "other");
+  EXPECT_EQ(summary["reused_from"], first.dir);
+  EXPECT_EQ(summary["final"], json::parse(slurp(first.dir + "/summary.json"))["final"]);
+  EXPECT_FALSE(json::parse(slurp(first.dir + "/summary.json")).contains("reused_from"));
+  EXPECT_THAT(slurp(copied.dir + "/config.toml"), HasSubstr("name = \"other\""));
+  EXPECT_THAT(slurp(copied.dir + "/run.log"), HasSubstr("reused from " + first.dir));
+  EXPECT_EQ(RunFolder(copied.dir).read_summary()->reused_from, first.dir);
+
+  // Once copied, it is a finished run like any other.
+  const RunOutcome again = execute_run(other, registry_, root.path());
+  EXPECT_TRUE(again.skipped);
+  EXPECT_TRUE(again.reused_from.empty());
+}
+
+TEST_F(RunTest, ReuseNeedsTheSameConfigurationAndSeed) {
+  ScratchDir root;
+  const RunOutcome first = run(root.path());
+  RunOptions options;
+  options.reuse_from = {root / "tiny"};  // an experiment's folder does as well as a root
+  for (const std::vector<std::string>& change :
+       {std::vector<std::string>{"train.lr=0.02"}, std::vector<std::string>{"experiment.seeds=[4]"},
+        std::vector<std::string>{"pe.init.std=0.3"}}) {
+    std::vector<std::string> overrides = change;
+    overrides.push_back("experiment.name=\"other\"");
+    const RunOutcome outcome = execute_run(config(overrides), registry_, root.path(), options);
+    EXPECT_FALSE(outcome.skipped) << change.front();
+    EXPECT_TRUE(outcome.reused_from.empty()) << change.front();
+    EXPECT_EQ(RunFolder(outcome.dir).read_summary()->reused_from, "") << change.front();
+    fs::remove_all(root / "other");
+  }
+  // A failed run is no source.
+  const std::string summary_path = first.dir + "/summary.json";
+  json failed = json::parse(slurp(summary_path));
+  failed["status"] = "failed";
+  failed["epoch"] = 1;
+  failed["error"] = "stopped";
+  std::ofstream(summary_path) << failed.dump();
+  const RunOutcome retrained =
+      execute_run(config({"experiment.name=\"other\""}), registry_, root.path(), options);
+  EXPECT_TRUE(retrained.reused_from.empty());
+  EXPECT_FALSE(retrained.skipped);
+}
+
+TEST_F(RunTest, ReuseFromAMissingFolderSaysSo) {
+  ScratchDir root;
+  RunOptions options;
+  options.reuse_from = {root / "nowhere"};
+  try {
+    execute_run(config(), registry_, root.path(), options);
+    FAIL() << "a missing --reuse folder must be an error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("--reuse " + (root / "nowhere") + ": no such folder"));
+  }
 }
 
 // A run written before a key existed (here: train.precision) matches the same manifest today:

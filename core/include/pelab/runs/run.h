@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "pelab/base/export.h"
 #include "pelab/config/manifest.h"
@@ -43,6 +44,9 @@ struct PELAB_API RunOptions {
   int progress_fd = -1;
   /// Run again even when the folder already holds a finished run.
   bool force = false;
+  /// Output roots (or experiment folders) to look in, before training a run from its start, for
+  /// a finished run of the same configuration and seed to copy instead (ReusableRun).
+  std::vector<std::string> reuse_from;
   /// The ranks that train each run together (data-parallel), when more than this process does.
   /// Rank 0 alone claims, writes and probes the run folder; every rank calls execute_run for the
   /// same runs in the same order.
@@ -56,6 +60,9 @@ struct PELAB_API RunOutcome {
   /// Another live process holds the run (see RunClaim): nothing was done here.
   bool claimed_elsewhere = false;
   std::string holder;  // that process, "host:pid", when known
+  /// Copied from this finished run of the same configuration and seed (RunOptions::reuse_from)
+  /// rather than trained; `skipped` too, for nothing was trained.
+  std::string reused_from;
   double seconds = 0.0;
   /// The final evaluation: "<split>/<group>/<metric>" -> value, e.g. "test/all/accuracy".
   std::map<std::string, double> final_metrics;

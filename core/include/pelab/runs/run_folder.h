@@ -4,6 +4,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,9 @@ struct PELAB_API RunSummary {
   std::map<std::string, double> final_metrics;
   /// Each probe's scalars, by the probe's output name.
   std::map<std::string, std::map<std::string, double>> probes;
+  /// Set when the run was not trained in its folder but copied from a finished run of the same
+  /// configuration and seed (`pelab run --reuse`): that run's folder, as found.
+  std::string reused_from;
 
   bool finished() const { return status == "finished"; }
 };
@@ -93,6 +97,11 @@ struct PELAB_API StoredConfig {
   /// Every value by its dotted key ("train.lr", "pe.init.std"); inline tables are walked into,
   /// and the i-th [[probe]] table's keys are "probe.<i>.<key>".
   std::map<std::string, Value> values;
+
+  /// The keys whose values differ from `other`'s, but for the `ignored` ones, each as
+  /// "key: <this value> -> <other's value>" ("(absent)" for a missing key).
+  std::vector<std::string> differences(const StoredConfig& other,
+                                       const std::set<std::string>& ignored = {}) const;
 
   /// The value at `key` as TOML text, or "(absent)".
   std::string toml(const std::string& key) const;
@@ -237,6 +246,11 @@ class PELAB_API RunFolder {
   /// Removes every output of an earlier run (metrics, snapshots, checkpoints, probes, summary),
   /// keeping config.toml, the log and the claim: a fresh start in the same folder.
   void clear_outputs() const;
+
+  /// Copies a finished run's outputs (metrics, snapshots, last checkpoint, probes and log) from
+  /// `source` into this folder, each file atomically; config.toml and summary.json are the
+  /// caller's to write, for they name this folder's experiment and point.
+  void copy_outputs_from(const RunFolder& source) const;
 
  private:
   std::string dir_;

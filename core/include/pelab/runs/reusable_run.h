@@ -1,0 +1,40 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pelab/base/export.h"
+#include "pelab/runs/run_folder.h"
+
+namespace pelab {
+
+/// A finished run, in any experiment's folder, of the same configuration and seed as a run yet to
+/// train: what `pelab run --reuse DIR` copies rather than training the run again. A sweep's
+/// default point is often another sweep's too (heads 1, width 64, depth 2 of three sweeps). The
+/// same resolved configuration and seed build the same data, weights and batches (build_run seeds
+/// first), so the copy is the run this pelab would train, up to the rounding of another CPU or
+/// BLAS kernel, which the copied summary's compute record names.
+struct PELAB_API ReusableRun {
+  std::string dir;
+  RunSummary summary;
+
+  /// The keys that name a run rather than define it, and the threads, which change how fast it
+  /// runs and not what it computes: not compared.
+  static const std::set<std::string>& ignored_keys();
+
+  /// An Error naming the first of `roots` that is not a folder, and what to give instead.
+  static void check_roots(const std::vector<std::string>& roots);
+
+  /// The first finished run, in sorted order, among the run folders of `roots` (each an output
+  /// root holding experiment folders, or an experiment folder), whose config.toml is `config` but
+  /// for ignored_keys(). `seed_folder` ("seed-3") narrows the folders read; `except` (the run's own
+  /// folder) is never one. A folder written by an older pelab, whose file lacks keys added since,
+  /// does not match: its numbers may not be this pelab's.
+  static std::optional<ReusableRun> find(const StoredConfig& config, const std::string& seed_folder,
+                                         const std::vector<std::string>& roots,
+                                         const std::string& except);
+};
+
+}  // namespace pelab

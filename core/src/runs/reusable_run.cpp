@@ -1,0 +1,80 @@
+#include "pelab/runs/reusable_run.h"
+
+#include <algorithm>
+
+#include <boost/filesystem.hpp>
+
+#include "pelab/base/error.h"
+#include "pelab/runs/experiment_folder.h"
+
+namespace pelab {
+
+namespace fs = boost::filesystem;
+
+namespace {
+
+// The folders under `root` that may be experiment folders: `root` itself and its subfolders.
+std::vector<fs::path> experiment_candidates(const fs::path& root) {
+  std::vector<fs::path> found = {root};
+  boost::system::error_code unreadable;
+  for (fs::directory_iterator it(root, unreadable), end; !unreadable && it != end;
+       it.increment(unreadable)) {
+    if (fs::is_directory(it->path()) && it->path().filename().string().front() != '.')
+      found.push_back(it->path());
+  }
+  std::sort(found.begin() + 1, found.end());
+  return found;
+}
+
+bool same_folder(const fs::path& a, const fs::path& b) {
+  boost::system::error_code missing;
+  return fs::exists(a, missing) && fs::exists(b, missing) && fs::equivalent(a, b, missing);
+}
+
+}  // namespace
+
+const std::set<std::string>& ReusableRun::ignored_keys() {
+  static const std::set<std::string> keys = {"experiment.name", "experiment.description",
+                                             "experiment.point", "train.threads"};
+  return keys;
+}
+
+void ReusableRun::check_roots(const std::vector<std::string>& roots) {
+  for (const std::string& root : roots) {
+    PELAB_CHECK(fs::is_directory(root),
+                "--reuse {}: no such folder (give an output root, such as runs, or an "
+                "experiment's folder)",
+                root);
+  }
+}
+
+std::optional<ReusableRun> ReusableRun::find(const StoredConfig& config,
+                                             const std::string& seed_folder,
+                                             const std::vector<std::string>& roots,
+                                             const std::string& except) {
+  check_roots(roots);
+  for (const std::string& root : roots) {
+    for (const fs::path& experiment : experiment_candidates(root)) {
+      for (const std::string& relative : ExperimentFolder(experiment.string()).seed_folders()) {
+        if (fs::path(relative).filename().string() != seed_folder) continue;
+        const fs::path dir = experiment / relative;
+        if (same_folder(dir, except)) continue;
+        const RunFolder folder(dir.string());
+        if (!folder.has_config()) continue;
+        std::optional<RunSummary> summary = folder.read_summary();
+        if (!summary || !summary->finished()) continue;
+        StoredConfig stored;
+        try {
+          stored = folder.read_stored_config();
+        } catch (const Error&) {
+          continue;  // an unreadable file is no match; its own sweep reports it
+        }
+        if (stored.differences(config, ignored_keys()).empty())
+          return ReusableRun{dir.string(), std::move(*summary)};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace pelab
