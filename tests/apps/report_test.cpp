@@ -231,6 +231,24 @@ TEST_F(ReportFolder, WithoutGnuplotTheScriptsAreWritten) {
   EXPECT_THAT(probes, HasSubstr("set yrange [*:*]\n"));  // not a percentage: gnuplot's own range
 }
 
+// A run copied by `pelab run --reuse` is a run like any other, but its cost is its source's: the
+// cost section says how many were copied.
+TEST_F(ReportFolder, TheCostSectionCountsTheCopiedRuns) {
+  report::ReportOptions options;
+  options.gnuplot = "/nonexistent/gnuplot";  // the tables alone
+  report::write_report(dir_ / "exp", &registry_, options);
+  EXPECT_THAT(test::slurp(dir_ / "exp/report.md"), Not(HasSubstr("copied from")));
+  const std::string summary = dir_ / "exp/pe.init.std=2/seed-1/summary.json";
+  std::string text = test::slurp(summary);
+  text.insert(1, "\"reused_from\": \"runs/other/pe.init.std=2/seed-1\", ");
+  std::ofstream(summary) << text;
+  const report::Experiment experiment = report::collect(dir_ / "exp", &registry_);
+  EXPECT_EQ(experiment.points[1].runs[0].reused_from, "runs/other/pe.init.std=2/seed-1");
+  report::write_report(dir_ / "exp", &registry_, options);
+  EXPECT_THAT(test::slurp(dir_ / "exp/report.md"),
+              HasSubstr("1 of the 5 runs were not trained here but copied from a finished run"));
+}
+
 // The init scale is whatever parameter the initializer's schema marks, whatever its name; an
 // initializer without one (uniform) and a PE without an initializer form no series.
 TEST_F(ReportFolder, TheInitScaleIsTheParameterTheSchemaMarks) {

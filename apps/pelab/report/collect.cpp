@@ -164,6 +164,7 @@ RunRecord run_record(const RunFolder& folder, const RunSummary& summary,
   run.values["run/parameters"] = static_cast<double>(summary.parameters);
   run.values["run/threads"] = static_cast<double>(summary.threads);
   run.compute = summary.compute.short_text();
+  run.reused_from = summary.reused_from;
   for (const auto& [probe, scalars] : summary.probes) {
     for (const auto& [name, value] : scalars)
       run.values[fmt::format("probe/{}/{}", probe, name)] = value;

@@ -517,6 +517,20 @@ void add_cost_section(Document& doc, const Experiment& experiment) {
       "between PEs use `pelab bench NAME` or short runs on an otherwise idle machine. Computed "
       "with: the BLAS kernel, ATen's vector kernels and the precision (`pelab doctor` explains "
       "them).");
+  std::size_t runs = 0, reused = 0;
+  for (const auto& point : experiment.points) {
+    for (const RunRecord& run : point.runs) {
+      ++runs;
+      reused += run.reused_from.empty() ? 0 : 1;
+    }
+  }
+  if (reused > 0) {
+    doc.paragraph(fmt::format(
+        "{} of the {} runs were not trained here but copied from a finished run of the same "
+        "configuration and seed in another experiment (`pelab run --reuse`; each one's {} says "
+        "which in `reused_from`): their cost is their source's.",
+        reused, runs, RunFolder::kSummaryFile));
+  }
   doc.table({"point", "n", "parameters", "threads", "steps/s", "wall (min)", "computed with"},
             rows);
 }

@@ -41,6 +41,8 @@ struct RunRecord {
   std::vector<std::string> notes;
   /// What computed it: "Cooperlake, AVX512, fp32" (the summary's compute record; "-" when older).
   std::string compute;
+  /// The run it was copied from (`pelab run --reuse`), when it was not trained in its folder.
+  std::string reused_from;
 };
 
 /// One sweep point: its runs over seeds and their aggregate.
