@@ -543,9 +543,9 @@ bool reuse_identical_run(const RunConfig& config, const StoredConfig& resolved,
 
 // Rank 0 (or a single process) decides what becomes of a run: skipped when it has finished with the
 // same configuration, left to another live process that holds it, resumed from its checkpoint, or
-// started afresh, or copied from an identical run (RunOptions::reuse_from: kSkipped, its claim
-// dropped at once). Every other plan but kFresh and kResume returns without a claim. The other
-// ranks learn the plan (share_plan), a failure included.
+// started afresh, or copied from an identical run under the claim (RunOptions::reuse_from; then
+// kSkipped). Plans other than kFresh and kResume need no claim after it returns. The other ranks
+// learn the plan (share_plan), a failure included.
 struct ClaimedRun {
   RankPlan plan = RankPlan::kFresh;
   std::unique_ptr<RunClaim> claim;
