@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include <torch/version.h>
 #include <boost/filesystem.hpp>
 
 #include "pelab/base/error.h"
@@ -62,7 +63,8 @@ std::optional<ReusableRun> ReusableRun::find(const StoredConfig& config,
         const RunFolder folder(dir.string());
         if (!folder.has_config()) continue;
         std::optional<RunSummary> summary = folder.read_summary();
-        if (!summary || !summary->finished()) continue;
+        // Another LibTorch rounds differently (and a long run amplifies it): not the same run.
+        if (!summary || !summary->finished() || summary->torch_version != TORCH_VERSION) continue;
         StoredConfig stored;
         try {
           stored = folder.read_stored_config();

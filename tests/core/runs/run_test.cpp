@@ -232,9 +232,18 @@ TEST_F(RunTest, ReuseNeedsTheSameConfigurationAndSeed) {
     EXPECT_EQ(RunFolder(outcome.dir).read_summary()->reused_from, "") << change.front();
     fs::remove_all(root / "other");
   }
-  // A failed run is no source.
   const std::string summary_path = first.dir + "/summary.json";
-  json failed = json::parse(slurp(summary_path));
+  const std::string finished = slurp(summary_path);
+  // Nor is a run trained by another LibTorch.
+  json other_torch = json::parse(finished);
+  other_torch["torch_version"] = "0.0.1";
+  std::ofstream(summary_path) << other_torch.dump();
+  EXPECT_EQ(execute_run(config({"experiment.name=\"other\""}), registry_, root.path(), options)
+                .reused_from,
+            "");
+  fs::remove_all(root / "other");
+  // A failed run is no source.
+  json failed = json::parse(finished);
   failed["status"] = "failed";
   failed["epoch"] = 1;
   failed["error"] = "stopped";

@@ -29,9 +29,10 @@ struct PELAB_API ReusableRun {
 
   /// The first finished run, in sorted order, among the run folders of `roots` (each an output
   /// root holding experiment folders, or an experiment folder), whose config.toml is `config` but
-  /// for ignored_keys(). `seed_folder` ("seed-3") narrows the folders read; `except` (the run's own
-  /// folder) is never one. A folder written by an older pelab, whose file lacks keys added since,
-  /// does not match: its numbers may not be this pelab's.
+  /// for ignored_keys() and whose summary names this build's LibTorch version. `seed_folder`
+  /// ("seed-3") narrows the folders read; `except` (the run's own folder) is never one. A folder
+  /// written by an older pelab, whose file lacks keys added since, does not match: its numbers may
+  /// not be this pelab's.
   static std::optional<ReusableRun> find(const StoredConfig& config, const std::string& seed_folder,
                                          const std::vector<std::string>& roots,
                                          const std::string& except);
