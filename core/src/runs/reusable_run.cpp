@@ -20,7 +20,9 @@ std::vector<fs::path> experiment_candidates(const fs::path& root) {
   boost::system::error_code unreadable;
   for (fs::directory_iterator it(root, unreadable), end; !unreadable && it != end;
        it.increment(unreadable)) {
-    if (fs::is_directory(it->path()) && it->path().filename().string().front() != '.')
+    boost::system::error_code unreadable_entry;
+    if (fs::is_directory(it->path(), unreadable_entry) &&
+        it->path().filename().string().front() != '.')
       found.push_back(it->path());
   }
   std::sort(found.begin() + 1, found.end());
