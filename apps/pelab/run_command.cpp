@@ -156,11 +156,8 @@ int RunCommand::train_one_run(const Manifest& manifest, Registry& registry,
                  outcome.holder.c_str());
     return kExitClaimedElsewhere;
   }
-  if (!outcome.reused_from.empty()) {
-    std::printf("%s: reused from %s (the same configuration and seed)\n", outcome.dir.c_str(),
-                outcome.reused_from.c_str());
-    return kExitReused;
-  }
+  // The parent says so on its board; summary.json and run.log name the source.
+  if (!outcome.reused_from.empty()) return kExitReused;
   return 0;
 }
 
