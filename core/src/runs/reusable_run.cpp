@@ -52,6 +52,7 @@ void ReusableRun::check_roots(const std::vector<std::string>& roots) {
 }
 
 std::optional<ReusableRun> ReusableRun::find(const StoredConfig& config,
+                                             const std::map<std::string, std::string>& plugins,
                                              const std::string& seed_folder,
                                              const std::vector<std::string>& roots,
                                              const std::string& except) {
@@ -67,6 +68,8 @@ std::optional<ReusableRun> ReusableRun::find(const StoredConfig& config,
         std::optional<RunSummary> summary = folder.read_summary();
         // Another LibTorch rounds differently (and a long run amplifies it): not the same run.
         if (!summary || !summary->finished() || summary->torch_version != TORCH_VERSION) continue;
+        // A plugin at another version may compute otherwise under the same configuration.
+        if (!summary->plugins.empty() && summary->plugins != plugins) continue;
         StoredConfig stored;
         try {
           stored = folder.read_stored_config();

@@ -515,12 +515,35 @@ std::shared_ptr<spdlog::logger> run_logger(const RunFolder& folder) {
   return logger;
 }
 
+// "<kind>/<name>" -> version of `spec`'s plugin and of every plugin nested in its parameters.
+void add_plugin_versions(const PluginSpec& spec, Registry& registry,
+                         std::map<std::string, std::string>& versions) {
+  versions[to_string(spec.kind) + "/" + spec.name] =
+      registry.get(spec.kind, spec.name).info->version;
+  for (const auto& [name, value] : spec.params.values()) {
+    if (const auto* nested = std::get_if<std::shared_ptr<const PluginSpec>>(&value))
+      add_plugin_versions(**nested, registry, versions);
+  }
+}
+
+// The plugins that build and probe the run, with their versions: a plugin whose results change
+// declares a new version, and a run it made is then no longer reused as this one's (--reuse).
+std::map<std::string, std::string> plugin_versions(const RunConfig& config, Registry& registry) {
+  std::map<std::string, std::string> versions;
+  add_plugin_versions(config.task, registry, versions);
+  add_plugin_versions(config.pe, registry, versions);
+  for (const PluginSpec& probe : config.probes)
+    add_plugin_versions(probe, registry, versions);
+  return versions;
+}
+
 // Copies a finished run of the same configuration and seed into the claimed `folder`, when
 // `options.reuse_from` holds one: the run is then as good as trained here (RunOptions).
-bool reuse_identical_run(const RunConfig& config, const StoredConfig& resolved,
+bool reuse_identical_run(const RunConfig& config, const StoredConfig& resolved, Registry& registry,
                          const RunFolder& folder, const RunOptions& options, RunOutcome& outcome) {
   if (options.reuse_from.empty()) return false;
-  const auto found = ReusableRun::find(resolved, fs::path(folder.dir()).filename().string(),
+  const auto found = ReusableRun::find(resolved, plugin_versions(config, registry),
+                                       fs::path(folder.dir()).filename().string(),
                                        options.reuse_from, folder.dir());
   if (!found) return false;
   folder.clear_outputs();
@@ -583,7 +606,7 @@ ClaimedRun claim_run(const RunConfig& config, Registry& registry, const RunFolde
     const bool resume = folder.has_checkpoint() && !options.force;
     if (resume) check_same_config(folder, resolved, /*resuming=*/true, registry);
     claimed.plan = resume ? RankPlan::kResume
-                   : reuse_identical_run(config, resolved, folder, options, outcome)
+                   : reuse_identical_run(config, resolved, registry, folder, options, outcome)
                        ? RankPlan::kSkipped
                        : RankPlan::kFresh;
   } catch (const Error&) {
@@ -652,6 +675,7 @@ void finish_run(const RunConfig& config, BuiltRun& run, const RunTraining& train
   summary.wall_seconds = outcome.seconds;
   summary.steps_per_second = training.steps_per_second();
   summary.torch_version = TORCH_VERSION;
+  summary.plugins = plugin_versions(config, registry);
   summary.compute = compute_record(host, config.train.string("precision"));
   summary.final_metrics = outcome.final_metrics;
   folder.write_summary(summary);

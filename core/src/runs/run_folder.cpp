@@ -612,6 +612,8 @@ std::optional<RunSummary> RunFolder::read_summary() const {
     summary.steps_per_second = document.value("steps_per_second", 0.0);
     summary.torch_version = document.value("torch_version", "");
     summary.reused_from = document.value("reused_from", "");
+    if (document.contains("plugins"))
+      summary.plugins = document["plugins"].get<std::map<std::string, std::string>>();
     if (document.contains("compute") && document["compute"].is_object()) {
       const json& compute = document["compute"];
       summary.compute.cpu = compute.value("cpu", "");
@@ -647,6 +649,7 @@ void RunFolder::write_summary(const RunSummary& summary) const {
     document["wall_seconds"] = summary.wall_seconds;
     document["steps_per_second"] = summary.steps_per_second;
     document["torch_version"] = summary.torch_version;
+    document["plugins"] = summary.plugins;
     document["compute"] = {{"cpu", summary.compute.cpu},
                            {"isa", summary.compute.isa},
                            {"blas", summary.compute.blas},

@@ -120,6 +120,15 @@ TEST_F(RunTest, WritesEveryFile) {
   EXPECT_EQ(summary["epochs"], 2);
   EXPECT_EQ(summary["threads"], 1);
   EXPECT_EQ(summary["torch_version"], TORCH_VERSION);
+  // Every plugin that built and probed it, nested ones too, with the version its library declares.
+  EXPECT_EQ(
+      summary["plugins"],
+      json({{"task/marker_position",
+             registry_.get(PluginKind::kTask, "marker_position").info->version},
+            {"pe/learned", registry_.get(PluginKind::kPositionalEncoding, "learned").info->version},
+            {"init/normal", registry_.get(PluginKind::kInitializer, "normal").info->version},
+            {"probe/pe_norm", registry_.get(PluginKind::kProbe, "pe_norm").info->version}}));
+  EXPECT_EQ(RunFolder(dir).read_summary()->plugins.at("init/normal"), "1.0.0");
   ASSERT_TRUE(summary["final"].contains("test/all/accuracy"));
   EXPECT_EQ(summary["final"]["test/all/accuracy"].get<double>(),
             outcome.final_metrics.at("test/all/accuracy"));
@@ -241,6 +250,22 @@ TEST_F(RunTest, ReuseNeedsTheSameConfigurationAndSeed) {
   EXPECT_EQ(execute_run(config({"experiment.name=\"other\""}), registry_, root.path(), options)
                 .reused_from,
             "");
+  fs::remove_all(root / "other");
+  // Nor one made by another version of a plugin, which may compute otherwise.
+  json other_plugin = json::parse(finished);
+  other_plugin["plugins"]["init/normal"] = "0.9.0";
+  std::ofstream(summary_path) << other_plugin.dump();
+  EXPECT_EQ(execute_run(config({"experiment.name=\"other\""}), registry_, root.path(), options)
+                .reused_from,
+            "");
+  fs::remove_all(root / "other");
+  // A summary from before pelab recorded its plugins is compared by its configuration alone.
+  json unrecorded = json::parse(finished);
+  unrecorded.erase("plugins");
+  std::ofstream(summary_path) << unrecorded.dump();
+  EXPECT_EQ(execute_run(config({"experiment.name=\"other\""}), registry_, root.path(), options)
+                .reused_from,
+            first.dir);
   fs::remove_all(root / "other");
   // A failed run is no source.
   json failed = json::parse(finished);

@@ -1,7 +1,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -29,11 +31,15 @@ struct PELAB_API ReusableRun {
 
   /// The first finished run, in sorted order, among the run folders of `roots` (each an output
   /// root holding experiment folders, or an experiment folder), whose config.toml is `config` but
-  /// for ignored_keys() and whose summary names this build's LibTorch version. `seed_folder`
-  /// ("seed-3") narrows the folders read; `except` (the run's own folder) is never one. A folder
-  /// written by an older pelab, whose file lacks keys added since, does not match: its numbers may
-  /// not be this pelab's.
-  static std::optional<ReusableRun> find(const StoredConfig& config, const std::string& seed_folder,
+  /// for ignored_keys() and whose summary names this build's LibTorch version and `plugins`
+  /// (RunSummary::plugins: the same versions of the same plugins). `seed_folder` ("seed-3")
+  /// narrows the folders read; `except` (the run's own folder) is never one. A folder written by
+  /// an older pelab, whose file lacks keys added since, does not match: its numbers may not be
+  /// this pelab's. A summary that records no plugins (pelab before 2026-12-03) is compared by its
+  /// configuration alone.
+  static std::optional<ReusableRun> find(const StoredConfig& config,
+                                         const std::map<std::string, std::string>& plugins,
+                                         const std::string& seed_folder,
                                          const std::vector<std::string>& roots,
                                          const std::string& except);
 };

@@ -51,6 +51,9 @@ struct PELAB_API RunSummary {
   double wall_seconds = 0.0;
   double steps_per_second = 0.0;
   std::string torch_version;
+  /// The plugins that built the run, "<kind>/<name>" ("pe/learned", "init/normal") -> the version
+  /// their library declares. Empty in a summary written before pelab recorded them.
+  std::map<std::string, std::string> plugins;
   RunCompute compute;
   /// The last evaluation: "<split>/<group>/<metric>" -> value (NaN where it was not finite).
   std::map<std::string, double> final_metrics;
