@@ -249,6 +249,36 @@ TEST_F(ReportFolder, TheCostSectionCountsTheCopiedRuns) {
               HasSubstr("1 of the 5 runs were not trained here but copied from a finished run"));
 }
 
+// The plugins' versions that made the runs are listed; two versions of one plugin are said first.
+TEST_F(ReportFolder, TheCostSectionNamesThePluginVersions) {
+  report::ReportOptions options;
+  options.gnuplot = "/nonexistent/gnuplot";
+  report::write_report(dir_ / "exp", &registry_, options);
+  EXPECT_THAT(test::slurp(dir_ / "exp/report.md"), Not(HasSubstr("Plugins, at the version")));
+  std::vector<std::string> summaries;
+  for (const auto& entry : fs::recursive_directory_iterator(dir_ / "exp")) {
+    if (entry.path().filename() == "summary.json" &&
+        test::slurp(entry.path().string()).find("finished") != std::string::npos)
+      summaries.push_back(entry.path().string());
+  }
+  std::sort(summaries.begin(), summaries.end());
+  ASSERT_EQ(summaries.size(), 5u);
+  for (std::size_t i = 0; i < summaries.size(); ++i) {
+    std::string text = test::slurp(summaries[i]);
+    text.insert(1,
+                fmt::format("\"plugins\": {{\"pe/learned\": \"1.0.0\", \"init/normal\": \"{}\"}}, ",
+                            i == 0 ? "0.9.0" : "1.0.0"));
+    std::ofstream(summaries[i]) << text;
+  }
+  const report::Experiment experiment = report::collect(dir_ / "exp", &registry_);
+  EXPECT_EQ(experiment.points[0].runs[0].plugins.at("pe/learned"), "1.0.0");
+  report::write_report(dir_ / "exp", &registry_, options);
+  const std::string markdown = test::slurp(dir_ / "exp/report.md");
+  EXPECT_THAT(markdown, HasSubstr("**Runs made by different versions of a plugin**, which may "
+                                  "compute otherwise: init/normal 0.9.0 (1 run), 1.0.0 (4 runs)."));
+  EXPECT_THAT(markdown, HasSubstr("records: pe/learned 1.0.0."));
+}
+
 // The init scale is whatever parameter the initializer's schema marks, whatever its name; an
 // initializer without one (uniform) and a PE without an initializer form no series.
 TEST_F(ReportFolder, TheInitScaleIsTheParameterTheSchemaMarks) {

@@ -165,6 +165,7 @@ RunRecord run_record(const RunFolder& folder, const RunSummary& summary,
   run.values["run/threads"] = static_cast<double>(summary.threads);
   run.compute = summary.compute.short_text();
   run.reused_from = summary.reused_from;
+  run.plugins = summary.plugins;
   for (const auto& [probe, scalars] : summary.probes) {
     for (const auto& [name, value] : scalars)
       run.values[fmt::format("probe/{}/{}", probe, name)] = value;

@@ -499,6 +499,44 @@ std::string computed_with(const Point& point) {
   return fmt::format("{}", fmt::join(distinct, "; "));
 }
 
+// The plugins that built the runs, with their versions: a plugin whose runs were made by two of
+// its versions is said first, as the runs may not be comparable (docs/plugins.md).
+void add_plugin_versions(Document& doc, const Experiment& experiment) {
+  std::map<std::string, std::map<std::string, std::size_t>> runs_by_version;
+  std::size_t unrecorded = 0;
+  for (const auto& point : experiment.points) {
+    for (const RunRecord& run : point.runs) {
+      unrecorded += run.plugins.empty() ? 1 : 0;
+      for (const auto& [plugin, version] : run.plugins)
+        ++runs_by_version[plugin][version];
+    }
+  }
+  if (runs_by_version.empty()) return;
+  std::vector<std::string> listed, mixed;
+  for (const auto& [plugin, versions] : runs_by_version) {
+    if (versions.size() == 1) {
+      listed.push_back(fmt::format("{} {}", plugin, versions.begin()->first));
+      continue;
+    }
+    std::vector<std::string> counts;
+    for (const auto& [version, runs] : versions)
+      counts.push_back(fmt::format("{} ({} run{})", version, runs, runs == 1 ? "" : "s"));
+    mixed.push_back(fmt::format("{} {}", plugin, fmt::join(counts, ", ")));
+  }
+  if (!mixed.empty()) {
+    doc.paragraph(fmt::format(
+        "**Runs made by different versions of a plugin**, which may compute otherwise: {}. "
+        "Compare their points with care, or train the older runs again (`pelab run --force`).",
+        fmt::join(mixed, "; ")));
+  }
+  doc.paragraph(fmt::format(
+      "Plugins, at the version each run's {} records: {}{}.", RunFolder::kSummaryFile,
+      listed.empty() ? "-" : fmt::format("{}", fmt::join(listed, ", ")),
+      unrecorded == 0
+          ? ""
+          : fmt::format(" ({} runs were written before pelab recorded the versions)", unrecorded)));
+}
+
 void add_cost_section(Document& doc, const Experiment& experiment) {
   doc.heading(2, "Cost");
   Rows rows;
@@ -533,6 +571,7 @@ void add_cost_section(Document& doc, const Experiment& experiment) {
   }
   doc.table({"point", "n", "parameters", "threads", "steps/s", "wall (min)", "computed with"},
             rows);
+  add_plugin_versions(doc, experiment);
 }
 
 // The splits a model is judged on: every split but the training one, unless it is the only one.

@@ -43,6 +43,8 @@ struct RunRecord {
   std::string compute;
   /// The run it was copied from (`pelab run --reuse`), when it was not trained in its folder.
   std::string reused_from;
+  /// The plugins that built it, "pe/learned" -> version (empty when its summary predates them).
+  std::map<std::string, std::string> plugins;
 };
 
 /// One sweep point: its runs over seeds and their aggregate.
