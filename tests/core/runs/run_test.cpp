@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -243,30 +244,22 @@ TEST_F(RunTest, ReuseNeedsTheSameConfigurationAndSeed) {
   }
   const std::string summary_path = first.dir + "/summary.json";
   const std::string finished = slurp(summary_path);
-  // Nor is a run trained by another LibTorch.
-  json other_torch = json::parse(finished);
-  other_torch["torch_version"] = "0.0.1";
-  std::ofstream(summary_path) << other_torch.dump();
-  EXPECT_EQ(execute_run(config({"experiment.name=\"other\""}), registry_, root.path(), options)
-                .reused_from,
-            "");
-  fs::remove_all(root / "other");
-  // Nor one made by another version of a plugin, which may compute otherwise.
-  json other_plugin = json::parse(finished);
-  other_plugin["plugins"]["init/normal"] = "0.9.0";
-  std::ofstream(summary_path) << other_plugin.dump();
-  EXPECT_EQ(execute_run(config({"experiment.name=\"other\""}), registry_, root.path(), options)
-                .reused_from,
-            "");
-  fs::remove_all(root / "other");
+  // Where the same run of another experiment is copied from, with `first`'s summary edited.
+  const auto reused_from_with = [&](const std::function<void(json&)>& edit) {
+    json summary = json::parse(finished);
+    edit(summary);
+    std::ofstream(summary_path) << summary.dump();
+    const RunOutcome outcome =
+        execute_run(config({"experiment.name=\"other\""}), registry_, root.path(), options);
+    fs::remove_all(root / "other");
+    return outcome.reused_from;
+  };
+  // Nor is a run trained by another LibTorch,
+  EXPECT_EQ(reused_from_with([](json& s) { s["torch_version"] = "0.0.1"; }), "");
+  // nor one made by another version of a plugin, which may compute otherwise.
+  EXPECT_EQ(reused_from_with([](json& s) { s["plugins"]["init/normal"] = "0.9.0"; }), "");
   // A summary from before pelab recorded its plugins is compared by its configuration alone.
-  json unrecorded = json::parse(finished);
-  unrecorded.erase("plugins");
-  std::ofstream(summary_path) << unrecorded.dump();
-  EXPECT_EQ(execute_run(config({"experiment.name=\"other\""}), registry_, root.path(), options)
-                .reused_from,
-            first.dir);
-  fs::remove_all(root / "other");
+  EXPECT_EQ(reused_from_with([](json& s) { s.erase("plugins"); }), first.dir);
   // A failed run is no source.
   json failed = json::parse(finished);
   failed["status"] = "failed";
