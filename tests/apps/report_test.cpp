@@ -35,6 +35,10 @@ TEST(ReportStatistics, MeanSemAndN) {
   EXPECT_DOUBLE_EQ(s.mean, 2.0);
   EXPECT_DOUBLE_EQ(s.sem, 1.0 / std::sqrt(3.0));  // sample sd 1, over sqrt(3)
   EXPECT_EQ(report::summarise({5.0}).sem, 0.0);
+  // Equal values (a frozen PE's probe over seeds): exactly that value, with no spread.
+  const report::Statistic equal = report::summarise(std::vector<double>(15, 0.808));
+  EXPECT_EQ(equal.mean, 0.808);
+  EXPECT_EQ(equal.sem, 0.0);
   EXPECT_EQ(report::summarise({}).n, 0u);
 }
 

@@ -31,6 +31,12 @@ Statistic summarise(const std::vector<double>& all) {
   Statistic s;
   s.n = values.size();
   if (values.empty()) return s;
+  // Seeds that agree exactly (a frozen PE's probes) have that value and no spread, not a sum's
+  // rounding of it (an SEM of 9e-17).
+  if (std::all_of(values.begin(), values.end(), [&](double v) { return v == values.front(); })) {
+    s.mean = values.front();
+    return s;
+  }
   for (double v : values)
     s.mean += v;
   s.mean /= static_cast<double>(s.n);
