@@ -81,24 +81,27 @@ class ReportFolder : public ::testing::Test {
   }
 
   static std::string header(int seed, const std::string& experiment = "exp",
-                            const std::string& model_keys = "") {
+                            const std::string& model_keys = "",
+                            const std::string& train_keys = "") {
     return fmt::format(
         "[experiment]\nname = \"{}\"\nseeds = [{}]\n\n[task]\nplugin = \"marker_position\"\n"
-        "tokens = 4\n\n[model]\nlayers = 2\nd_model = 4\n{}\n[train]\nepochs = 2\nthreads = {}\n\n"
+        "tokens = 4\n\n[model]\nlayers = 2\nd_model = 4\n{}\n[train]\nepochs = 2\nthreads = "
+        "{}\n{}\n"
         "[[probe]]\nplugin = \"custom\"\n\n[[probe]]\nplugin = \"rsa\"\n\n",
         experiment, seed, model_keys,
-        seed);  // threads differ between runs: must not split a series
+        seed,  // threads differ between runs: must not split a series
+        train_keys);
   }
 
   // A finished run in <dir_>/<folder>/<point>/seed-<seed>, of the experiment named as the folder's
   // last component.
   void write_run(const std::string& point, int seed, const std::string& pe, double train,
                  double test, double spearman, const std::string& folder = "exp",
-                 const std::string& model_keys = "") {
+                 const std::string& model_keys = "", const std::string& train_keys = "") {
     const std::string experiment = fs::path(folder).filename().string();
     const std::string run = dir_ / (folder + "/" + point + "/seed-" + std::to_string(seed));
     fs::create_directories(run + "/pe");
-    std::ofstream(run + "/config.toml") << header(seed, experiment, model_keys) << pe;
+    std::ofstream(run + "/config.toml") << header(seed, experiment, model_keys, train_keys) << pe;
     std::ofstream(run + "/summary.json") << fmt::format(
         "{{\"status\": \"finished\", \"experiment\": \"{}\", \"point\": \"{}\", \"seed\": {}, "
         "\"parameters\": 100, \"threads\": {}, \"wall_seconds\": {}, \"steps_per_second\": {}, "
@@ -412,6 +415,37 @@ TEST_F(ReportFolder, ASweepOverTheScaleAndANumericAxisIsAPhaseDiagram) {
     EXPECT_TRUE(result.figures_drawn) << (result.warnings.empty() ? "" : result.warnings[0]);
     EXPECT_EQ(test::slurp(dir_ / "grid/figures/phase-accuracy-1.png").substr(0, 4), "\x89PNG");
   }
+}
+
+// A sweep finished partly on a GPU (here the 4-head cells) is still one diagram: the device says
+// where a cell trained, not what it is, so it neither splits the diagram nor becomes an axis; the
+// title names the devices.
+TEST_F(ReportFolder, APhaseDiagramWhoseCellsTrainedOnSeveralDevicesIsStillOneDiagram) {
+  for (const double std : {0.2, 2.0}) {
+    for (const int heads : {1, 4}) {
+      for (const int seed : {1, 2}) {
+        write_run(fmt::format("pe.init.std={},model.heads={}", format_number(std), heads), seed,
+                  learned(std), 1.0, 0.5 + 0.1 * heads, 0.5, "mixed",
+                  fmt::format("heads = {}", heads),
+                  heads == 4 ? "device = \"cuda\"" : "device = \"cpu\"");
+      }
+    }
+  }
+  const report::Experiment experiment = report::collect(dir_ / "mixed", &registry_);
+  ASSERT_EQ(experiment.points.size(), 4u);
+  EXPECT_THAT(experiment.points[2].label, HasSubstr("train.device=cuda"));  // labels keep it
+  const std::vector<report::PhaseDiagram> diagrams = report::phase_diagrams(experiment);
+  ASSERT_EQ(diagrams.size(), 1u);
+  EXPECT_EQ(diagrams[0].axis, "model.heads");
+  EXPECT_EQ(diagrams[0].slice, "");
+  EXPECT_EQ(diagrams[0].mixed, "train.device=cpu, cuda");
+  EXPECT_EQ(diagrams[0].title(),
+            "learned, normal std: pe.init.std x model.heads (cells trained on "
+            "train.device=cpu, cuda)");
+  std::vector<std::string> header;
+  const auto rows = report::phase_table(diagrams[0], "test/all/accuracy", 100.0, "{:.1f}", &header);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_THAT(rows[1], ElementsAre("4", "90.0 ± 0.0 (2)", "90.0 ± 0.0 (2)"));
 }
 
 // The series of a family follow their other axis as numbers: heads 4 before 16, though the

@@ -20,20 +20,45 @@ std::string value_of(const Point& point, const std::string& key) {
   return "-";
 }
 
+// Keys that say where a run trained, not what it computes (CPU and GPU runs agree to float
+// rounding: docs/performance.md). They stay in the points' labels, but a sweep finished partly on
+// a GPU is still one diagram rather than a slice per device.
+bool is_placement(const std::string& key) {
+  return key == "train.device";
+}
+
 // The point's values of the varying keys other than `axis`: which slice of a diagram it is in.
 std::string slice_of(const Point& point, const std::string& axis) {
   std::vector<std::string> parts;
   for (const auto& [name, value] : point.varying) {
-    if (name != axis) parts.push_back(name + "=" + value);
+    if (name != axis && !is_placement(name)) parts.push_back(name + "=" + value);
   }
   return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+// "train.device=cpu, cuda" when the diagram's points trained on more than one device, else "".
+std::string mixed_placements(const std::vector<const Point*>& points) {
+  std::map<std::string, std::set<std::string>> values;
+  for (const Point* point : points) {
+    for (const auto& [name, value] : point->varying) {
+      if (is_placement(name)) values[name].insert(value);
+    }
+  }
+  std::vector<std::string> parts;
+  for (const auto& [name, seen] : values) {
+    if (seen.size() > 1) parts.push_back(fmt::format("{}={}", name, fmt::join(seen, ", ")));
+  }
+  return fmt::format("{}", fmt::join(parts, "; "));
 }
 
 }  // namespace
 
 std::string PhaseDiagram::title() const {
+  std::string notes = slice;
+  if (!mixed.empty())
+    notes += (notes.empty() ? "cells trained on " : "; cells trained on ") + mixed;
   return fmt::format("{}: {} x {}{}", family, scale_key, axis,
-                     slice.empty() ? "" : " (" + slice + ")");
+                     notes.empty() ? "" : " (" + notes + ")");
 }
 
 std::vector<PhaseDiagram> phase_diagrams(const Experiment& experiment) {
@@ -56,6 +81,7 @@ std::vector<PhaseDiagram> phase_diagrams(const Experiment& experiment) {
       }
     }
     for (const std::string& axis : axes) {
+      if (is_placement(axis)) continue;
       // Numeric in every point: an axis; else it only splits (it is a slice of another axis).
       bool numeric = true;
       std::map<std::string, std::vector<const Point*>> slices;
@@ -79,6 +105,7 @@ std::vector<PhaseDiagram> phase_diagrams(const Experiment& experiment) {
         diagram.scale_key = key.second;
         diagram.axis = axis;
         diagram.slice = slice;
+        diagram.mixed = mixed_placements(slices[slice]);
         diagram.scales.assign(scales.begin(), scales.end());
         diagram.values.assign(values.begin(), values.end());
         diagram.at.assign(diagram.values.size(),

@@ -18,11 +18,13 @@ struct PhaseDiagram {
   std::string scale_key;       // "pe.init.std"
   std::string axis;            // "train.lr"
   std::string slice;           // "train.optimizer=sgd", or "" when nothing else varies
+  std::string mixed;           // "train.device=cpu, cuda" when its cells trained on several
   std::vector<double> scales;  // ascending
   std::vector<double> values;  // of the axis, ascending
   std::vector<std::vector<const Point*>> at;  // [value][scale], null where no point is
 
-  /// "learned, normal std: pe.init.std x train.lr (train.optimizer=sgd)"
+  /// "learned, normal std: pe.init.std x train.lr (train.optimizer=sgd)", naming the devices when
+  /// its cells trained on several.
   std::string title() const;
 };
 
