@@ -11,8 +11,9 @@ const ParamSchema& experiment_schema() {
     s.string("description", "", "Free text, copied into every run's resolved configuration.");
     s.integers("seeds", {0}, "Seeds to run every sweep point with (a sweep axis of its own).");
     s.string("point", "",
-             "The sweep point a run belongs to, as pelab writes it into the run's resolved configuration "
-             "(\"pe.init.std=0.2\"); a manifest with a [sweep] has its points named for it.");
+             "The sweep point a run belongs to, as pelab writes it into the run's resolved "
+             "configuration (\"pe.init.std=0.2\"); a manifest with a [sweep] has its points "
+             "named for it.");
     return s;
   }();
   return schema;
@@ -60,7 +61,8 @@ const ParamSchema& train_schema() {
     s.integer("eval_every", 1,
               "Evaluate every split and snapshot the PE every k epochs (and at the end).")
         .at_least(1);
-    s.integer("checkpoint_every", 0, "Write the run's checkpoint every k epochs; 0 = at every evaluation.")
+    s.integer("checkpoint_every", 0,
+              "Write the run's checkpoint every k epochs; 0 = at every evaluation.")
         .at_least(0);
     s.boolean("shuffle", true, "Shuffle the training split every epoch (from the run's seed).");
     s.integer("eval_batch_size", 1024, "Batch size for evaluation.").at_least(1);
@@ -71,6 +73,10 @@ const ParamSchema& train_schema() {
     s.real("min_lr", 0.0, "The learning rate at the end of a cosine or linear decay.")
         .at_least(0.0);
     s.integer("threads", 0, "Intra-op threads; 0 = all cores.").at_least(0);
+    s.boolean("flush_subnormals", true,
+              "Flush subnormal floats (below 1.2e-38) to zero on the CPU: an Intel CPU multiplies "
+              "them in microcode, 13-175x slower. false: IEEE gradual underflow, LibTorch's "
+              "default (docs/performance.md).");
     s.choice("precision", "fp32", {"fp32", "bf16"},
              "fp32, or bf16: the forward pass under bfloat16 autocast (matrix products in bf16, "
              "parameters and optimizer in fp32). Fast only where the CPU has AVX512-BF16.");

@@ -19,6 +19,7 @@
 
 #include "pelab/base/error.h"
 #include "pelab/host/host_info.h"
+#include "pelab/host/subnormals.h"
 #include "pelab/io/file_io.h"
 #include "pelab/model/transformer_encoder.h"
 #include "pelab/plugins/registry.h"
@@ -484,6 +485,7 @@ RunOutcome follow_rank_zero(const RunConfig& config, Registry& registry, Collect
               ranks.rendezvous().describe(), config.relative_dir());
   const auto started = Clock::now();
   torch::set_num_threads(static_cast<int>(thread_count(config)));
+  set_flush_subnormals(config.train.boolean("flush_subnormals"));
   BuiltRun run = build_run(config, registry, WithTrainer::kYes, nullptr, &ranks);
   spdlog::logger silent("run");  // no sinks: rank 0 keeps the run's log
   RunTraining training(config, run, nullptr, nullptr, silent, &ranks, started);
@@ -702,6 +704,7 @@ RunOutcome execute_run(const RunConfig& config, Registry& registry, const std::s
   const auto logger = run_logger(folder);
   const std::int64_t threads = thread_count(config);
   torch::set_num_threads(static_cast<int>(threads));
+  set_flush_subnormals(config.train.boolean("flush_subnormals"));
   BuiltRun run = build_recorded(config, registry, folder, ranks, *logger);
   const HostInfo host = host_info();
   log_run_start(*logger, config, run, *claimed.claim, threads, ranks, host);
