@@ -6,19 +6,13 @@
 // Arguments: batch, heads, tokens, head_dim. The first two shapes are the quick protocol's and the
 // paper's attention; the last is above kSmallMatmulMaxWork, where both are torch::matmul.
 
-#include <cstdlib>
-#include <cstring>
-#include <iostream>
-#include <string>
 #include <vector>
 
 #include <benchmark/benchmark.h>
 #include <torch/torch.h>
 
-#include "pelab/host/blas_kernel.h"
-#include "pelab/host/host_info.h"
+#include "benchmark_main.h"
 #include "pelab/model/batched_matmul.h"
-#include "pelab/training/trainer.h"
 
 namespace {
 
@@ -60,21 +54,5 @@ BENCHMARK_CAPTURE(BM_AttentionProducts, torch_matmul,
 }  // namespace
 
 int main(int argc, char** argv) {
-  // As pelab does, before Google Benchmark edits argv: the right BLAS kernel where OpenBLAS fell
-  // back, and what computed the figures in the benchmark's context (JSON output included).
-  pelab::use_best_blas_kernel(argv);
-  benchmark::Initialize(&argc, argv);
-  pelab::keep_freed_memory_for_reuse();  // as in training: no page faults from fresh mmaps
-  for (int i = 1; i < argc; ++i) {
-    if (std::strncmp(argv[i], "--threads=", 10) == 0) {
-      torch::set_num_threads(std::atoi(argv[i] + 10));
-    } else {
-      std::cerr << "unknown flag '" << argv[i] << "'; use --threads=N or Google Benchmark's\n";
-      return 2;
-    }
-  }
-  benchmark::AddCustomContext("pelab_host", pelab::host_line(pelab::host_info()));
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
+  return pelab::bench::run_benchmarks_with_threads_flag(argc, argv);
 }

@@ -8,15 +8,10 @@
 // entries that are subnormal. A softmax that underflows, or a gradient that does, makes such
 // entries in training; on Intel CPUs each costs a microcode assist.
 
-#include <cstdlib>
-#include <cstring>
-#include <iostream>
-
 #include <benchmark/benchmark.h>
 #include <torch/torch.h>
 
-#include "pelab/host/blas_kernel.h"
-#include "pelab/host/host_info.h"
+#include "benchmark_main.h"
 #include "pelab/host/subnormals.h"
 
 namespace {
@@ -57,20 +52,5 @@ BENCHMARK_CAPTURE(BM_MatmulWithSubnormals, gradual_underflow, false)->Apply(shap
 }  // namespace
 
 int main(int argc, char** argv) {
-  // As pelab does, before Google Benchmark edits argv: the right BLAS kernel where OpenBLAS fell
-  // back, and what computed the figures in the benchmark's context (JSON output included).
-  pelab::use_best_blas_kernel(argv);
-  benchmark::Initialize(&argc, argv);
-  for (int i = 1; i < argc; ++i) {
-    if (std::strncmp(argv[i], "--threads=", 10) == 0) {
-      torch::set_num_threads(std::atoi(argv[i] + 10));
-    } else {
-      std::cerr << "unknown flag '" << argv[i] << "'; use --threads=N or Google Benchmark's\n";
-      return 2;
-    }
-  }
-  benchmark::AddCustomContext("pelab_host", pelab::host_line(pelab::host_info()));
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
+  return pelab::bench::run_benchmarks_with_threads_flag(argc, argv);
 }
