@@ -448,6 +448,36 @@ TEST_F(ReportFolder, APhaseDiagramWhoseCellsTrainedOnSeveralDevicesIsStillOneDia
   EXPECT_THAT(rows[1], ElementsAre("4", "90.0 ± 0.0 (2)", "90.0 ± 0.0 (2)"));
 }
 
+// Whether a run flushed subnormal floats is a host execution key, as its threads are: a point whose
+// seeds differ in it (one trained before the key existed, one resumed with it) is one cell, and
+// no label or title names it.
+TEST_F(ReportFolder, AHostExecutionKeyNeitherSplitsAPointNorADiagram) {
+  for (const double std : {0.2, 2.0}) {
+    for (const int heads : {1, 4}) {
+      for (const int seed : {1, 2}) {
+        const std::string flush = seed == 1 && heads == 4 ? "" : "flush_subnormals = true";
+        write_run(fmt::format("pe.init.std={},model.heads={}", format_number(std), heads), seed,
+                  learned(std), 1.0, 0.5 + 0.1 * heads, 0.5, "flushes",
+                  fmt::format("heads = {}", heads), std == 2.0 ? flush : "");
+      }
+    }
+  }
+  const report::Experiment experiment = report::collect(dir_ / "flushes", &registry_);
+  ASSERT_EQ(experiment.points.size(), 4u);
+  for (const auto& point : experiment.points) {
+    EXPECT_THAT(point.label, Not(HasSubstr("flush_subnormals"))) << point.label;
+    EXPECT_EQ(point.runs.size(), 2u) << point.label;
+  }
+  const std::vector<report::PhaseDiagram> diagrams = report::phase_diagrams(experiment);
+  ASSERT_EQ(diagrams.size(), 1u);
+  EXPECT_EQ(diagrams[0].axis, "model.heads");
+  EXPECT_EQ(diagrams[0].title(), "learned, normal std: pe.init.std x model.heads");
+  std::vector<std::string> header;
+  const auto rows = report::phase_table(diagrams[0], "test/all/accuracy", 100.0, "{:.1f}", &header);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_THAT(rows[1], ElementsAre("4", "90.0 ± 0.0 (2)", "90.0 ± 0.0 (2)"));
+}
+
 // The series of a family follow their other axis as numbers: heads 4 before 16, though the
 // folders sort "16" first.
 TEST_F(ReportFolder, SeriesFollowTheirNumericAxisInNumericOrder) {

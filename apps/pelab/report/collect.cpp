@@ -11,6 +11,7 @@
 #include <boost/filesystem.hpp>
 
 #include "pelab/base/error.h"
+#include "pelab/config/sections.h"
 #include "pelab/io/file_io.h"
 #include "pelab/plugins/plugin_kind.h"
 #include "pelab/plugins/registry.h"
@@ -309,7 +310,7 @@ class Collector {
     }
     std::vector<std::string> differing;
     for (const auto& key : keys) {
-      if (key.rfind("experiment.", 0) == 0 || key == "train.threads" ||
+      if (key.rfind("experiment.", 0) == 0 || host_execution_keys().count(key) != 0 ||
           key == descriptions_[members.front()].scale_key) {
         continue;
       }

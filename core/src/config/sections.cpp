@@ -92,4 +92,9 @@ const ParamSchema& train_schema() {
   return schema;
 }
 
+const std::set<std::string>& host_execution_keys() {
+  static const std::set<std::string> keys = {"train.threads", "train.flush_subnormals"};
+  return keys;
+}
+
 }  // namespace pelab

@@ -6,6 +6,7 @@
 #include <boost/filesystem.hpp>
 
 #include "pelab/base/error.h"
+#include "pelab/config/sections.h"
 #include "pelab/runs/experiment_folder.h"
 
 namespace pelab {
@@ -37,8 +38,11 @@ bool same_folder(const fs::path& a, const fs::path& b) {
 }  // namespace
 
 const std::set<std::string>& ReusableRun::ignored_keys() {
-  static const std::set<std::string> keys = {"experiment.name", "experiment.description",
-                                             "experiment.point", "train.threads"};
+  static const std::set<std::string> keys = [] {
+    std::set<std::string> ignored = host_execution_keys();
+    ignored.insert({"experiment.name", "experiment.description", "experiment.point"});
+    return ignored;
+  }();
   return keys;
 }
 

@@ -18,6 +18,7 @@
 #include <boost/filesystem.hpp>
 
 #include "pelab/base/error.h"
+#include "pelab/config/sections.h"
 #include "pelab/host/host_info.h"
 #include "pelab/host/subnormals.h"
 #include "pelab/io/file_io.h"
@@ -67,9 +68,10 @@ StoredConfig resolved_again(const RunFolder& folder, Registry& registry) {
 void check_same_config(const RunFolder& folder, const StoredConfig& current, bool resuming,
                        Registry& registry) {
   if (!folder.has_config()) return;
-  // The description documents the experiment, and the threads set how fast it runs (a sweep's
-  // launcher shares the cores out): changing them changes no run.
-  std::set<std::string> ignored = {"experiment.description", "train.threads"};
+  // The description documents the experiment, and the host execution keys set how it is computed
+  // here (a sweep's launcher shares the cores out): changing them changes no run.
+  std::set<std::string> ignored = host_execution_keys();
+  ignored.insert("experiment.description");
   if (resuming) ignored.insert("train.epochs");
   const auto differences = resolved_again(folder, registry).differences(current, ignored);
   if (differences.empty()) return;
@@ -231,6 +233,8 @@ RunCompute compute_record(const HostInfo& host, const std::string& precision) {
   compute.precision = precision == "bf16"
                           ? fmt::format("bf16 ({})", host.bf16_native ? "native" : "emulated")
                           : precision;
+  // What the control register says, not what was asked: a CPU without the mode cannot flush.
+  compute.subnormals = flushes_subnormals() ? "flushed" : "gradual";
   return compute;
 }
 

@@ -569,6 +569,7 @@ std::string RunCompute::short_text() const {
   for (const std::string* part : {&blas_kernel, &aten_kernels, &precision}) {
     if (!part->empty()) parts.push_back(*part);
   }
+  if (!subnormals.empty()) parts.push_back("subnormals " + subnormals);
   return parts.empty() ? std::string("-") : fmt::format("{}", fmt::join(parts, ", "));
 }
 
@@ -622,6 +623,7 @@ std::optional<RunSummary> RunFolder::read_summary() const {
       summary.compute.blas_kernel = compute.value("blas_kernel", "");
       summary.compute.aten_kernels = compute.value("aten_kernels", "");
       summary.compute.precision = compute.value("precision", "");
+      summary.compute.subnormals = compute.value("subnormals", "");
     }
     if (document.contains("final")) summary.final_metrics = scalars_of(document["final"]);
     if (document.contains("probes") && document["probes"].is_object()) {
@@ -655,7 +657,8 @@ void RunFolder::write_summary(const RunSummary& summary) const {
                            {"blas", summary.compute.blas},
                            {"blas_kernel", summary.compute.blas_kernel},
                            {"aten_kernels", summary.compute.aten_kernels},
-                           {"precision", summary.compute.precision}};
+                           {"precision", summary.compute.precision},
+                           {"subnormals", summary.compute.subnormals}};
     document["final"] = scalars_json(summary.final_metrics);
     json probes = json::object();
     for (const auto& [name, scalars] : summary.probes)

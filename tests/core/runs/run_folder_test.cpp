@@ -114,6 +114,31 @@ TEST(RunFolderTest, AnUnreadableSummaryMeansTheRunHasNotEnded) {
   EXPECT_FALSE(folder.read_summary().has_value());
 }
 
+// The compute record reads back; one written before pelab recorded the subnormal mode says nothing
+// of it, and the report's "computed with" shows what there is.
+TEST(RunFolderTest, TheComputeRecordReadsBackWithTheSubnormalMode) {
+  ScratchDir dir;
+  const RunFolder folder(dir.path());
+  RunSummary summary;
+  summary.status = "finished";
+  summary.compute.blas_kernel = "SkylakeX";
+  summary.compute.aten_kernels = "AVX512";
+  summary.compute.precision = "fp32";
+  summary.compute.subnormals = "flushed";
+  folder.write_summary(summary);
+  const RunCompute read = folder.read_summary()->compute;
+  EXPECT_EQ(read.subnormals, "flushed");
+  EXPECT_EQ(read.short_text(), "SkylakeX, AVX512, fp32, subnormals flushed");
+
+  write_file_atomically(
+      folder.path("summary.json"),
+      R"({"status": "finished", "seed": 1, "epochs": 4, "compute": {"blas_kernel": "SkylakeX",
+          "aten_kernels": "AVX512", "precision": "fp32"}})");
+  const RunCompute older = folder.read_summary()->compute;
+  EXPECT_EQ(older.subnormals, "");
+  EXPECT_EQ(older.short_text(), "SkylakeX, AVX512, fp32");
+}
+
 // Found by the run_folder fuzzer: a floating-point number where an integer belongs was cast,
 // undefined behaviour out of range. Such a summary is not one this pelab wrote.
 TEST(RunFolderTest, ASummaryWithAFractionOrHugeNumberForAnIntegerIsNotASummary) {

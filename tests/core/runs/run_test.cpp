@@ -18,6 +18,7 @@
 
 #include "pelab/base/error.h"
 #include "pelab/config/manifest.h"
+#include "pelab/host/subnormals.h"
 #include "pelab/io/file_io.h"
 #include "pelab/plugins/registry.h"
 #include "pelab/runs/run_folder.h"
@@ -120,6 +121,9 @@ TEST_F(RunTest, WritesEveryFile) {
   EXPECT_EQ(summary["seed"], 3);
   EXPECT_EQ(summary["epochs"], 2);
   EXPECT_EQ(summary["threads"], 1);
+  // train.flush_subnormals is on by default; the record says what the CPU did.
+  const bool can_flush = set_flush_subnormals(true);
+  EXPECT_EQ(summary["compute"]["subnormals"], can_flush ? "flushed" : "gradual");
   EXPECT_EQ(summary["torch_version"], TORCH_VERSION);
   // Every plugin that built and probed it, nested ones too, with the version its library declares.
   EXPECT_EQ(
@@ -180,6 +184,8 @@ TEST_F(RunTest, FinishedRunIsSkipped) {
 
   const RunOutcome second = run(root.path());
   EXPECT_TRUE(second.skipped);
+  // The host execution keys are not the configuration: the run is done whatever they say now.
+  EXPECT_TRUE(run(root.path(), {"train.threads=2", "train.flush_subnormals=false"}).skipped);
   EXPECT_EQ(second.dir, first.dir);
   EXPECT_EQ(second.final_metrics, first.final_metrics);
   EXPECT_EQ(slurp(first.dir + "/metrics.csv"), metrics);
@@ -199,9 +205,11 @@ TEST_F(RunTest, ReuseCopiesAFinishedRunOfTheSameConfigurationAndSeed) {
   const RunOutcome first = run(root.path());
   RunOptions options;
   options.reuse_from = {root.path()};
-  // The description and the threads change no result; the experiment's name only its folder.
-  const RunConfig other = config(
-      {"experiment.name=\"other\"", "experiment.description=\"another sweep\"", "train.threads=2"});
+  // The description and the host execution keys change no result; the experiment's name only its
+  // folder.
+  const RunConfig other =
+      config({"experiment.name=\"other\"", "experiment.description=\"another sweep\"",
+              "train.threads=2", "train.flush_subnormals=false"});
   const RunOutcome copied = execute_run(other, registry_, root.path(), options);
   EXPECT_TRUE(copied.skipped);
   EXPECT_EQ(copied.reused_from, first.dir);

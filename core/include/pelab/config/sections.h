@@ -1,5 +1,8 @@
 #pragma once
 
+#include <set>
+#include <string>
+
 #include "pelab/base/export.h"
 #include "pelab/config/params.h"
 
@@ -12,5 +15,11 @@ namespace pelab {
 PELAB_API const ParamSchema& experiment_schema();
 PELAB_API const ParamSchema& model_schema();
 PELAB_API const ParamSchema& train_schema();
+
+/// The keys that set how a run is computed on its host rather than what it computes: the threads
+/// and whether subnormal floats are flushed. Like another BLAS kernel they change its speed and at
+/// most its last bits, so a run resumes, is reused (`--reuse`) and joins its point in a report
+/// whatever they were; its summary's compute record says what they were.
+PELAB_API const std::set<std::string>& host_execution_keys();
 
 }  // namespace pelab

@@ -22,8 +22,9 @@ struct PELAB_API ReusableRun {
   std::string dir;
   RunSummary summary;
 
-  /// The keys that name a run rather than define it, and the threads, which change how fast it
-  /// runs and not what it computes: not compared.
+  /// The keys that name a run rather than define it, and the host execution keys
+  /// (host_execution_keys(): the threads, flushing subnormals), which change how it is computed
+  /// and not what: not compared.
   static const std::set<std::string>& ignored_keys();
 
   /// An Error naming the first of `roots` that is not a folder, and what to give instead.

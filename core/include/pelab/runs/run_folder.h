@@ -31,8 +31,12 @@ struct RunCompute {
   std::string blas_kernel;   // "Cooperlake"
   std::string aten_kernels;  // "AVX512"
   std::string precision;     // "fp32", "bf16 (native)", "bf16 (emulated)"
+  // "flushed" or "gradual" (IEEE gradual underflow) on the training thread as the run ended; empty
+  // in a summary written before pelab recorded it (2026-12-05), whose config.toml says whether it
+  // asked to flush (train.flush_subnormals; no such key: it did not).
+  std::string subnormals;
 
-  /// "Cooperlake, AVX512, fp32": what a report's cost table shows.
+  /// "Cooperlake, AVX512, fp32, subnormals flushed": what a report's cost table shows.
   std::string short_text() const;
 };
 
