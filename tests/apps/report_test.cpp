@@ -212,8 +212,8 @@ TEST_F(ReportFolder, WithoutGnuplotTheScriptsAreWritten) {
   const std::string md = test::slurp(dir_ / "exp/report.md");
   EXPECT_THAT(md, HasSubstr("gnuplot was not found"));
   EXPECT_THAT(md, HasSubstr("| learned, normal std=0.2 | 0.2 | 2 | 95.0 ± 5.0 | 85.0 ± 5.0 |"));
-  // Cost: parameters, threads (1 and 2: their mean), steps/s and minutes of wall time.
-  EXPECT_THAT(md, HasSubstr("| learned, normal std=2 | 2 | 100 | 1.5 | 15.0 ± 5.0 | 1.5 ± 0.5 |"));
+  // Cost: parameters, threads (each count the seeds ran with), steps/s and minutes of wall time.
+  EXPECT_THAT(md, HasSubstr("| learned, normal std=2 | 2 | 100 | 1, 2 | 15.0 ± 5.0 | 1.5 ± 0.5 |"));
   // The sinusoidal point has one seed: its value without a standard error.
   EXPECT_THAT(md, HasSubstr("| sinusoidal_nd | - | 1 | 95.0 | 85.0 |"));
   EXPECT_THAT(md, HasSubstr("a note for the reader"));

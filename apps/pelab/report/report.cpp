@@ -481,11 +481,26 @@ void add_probe_section(Document& doc, const Tables& tables) {
   doc.table(tables.probe_header, tables.probe_rows);
 }
 
-// Parameters and threads are the same for every seed of a point: their mean is the value.
+// The parameters are the same for every seed of a point: their mean is the value.
 std::string mean_only(const Point& point, const std::string& key) {
   auto it = point.stats.find(key);
   return it == point.stats.end() || it->second.n == 0 ? std::string("-")
                                                       : format_number(it->second.mean);
+}
+
+// The threads may differ between the seeds of a point (a host execution key: a run resumed with
+// more): each distinct count, in increasing order.
+std::string distinct_values(const Point& point, const std::string& key) {
+  std::set<double> values;
+  for (const RunRecord& run : point.runs) {
+    auto it = run.values.find(key);
+    if (it != run.values.end()) values.insert(it->second);
+  }
+  if (values.empty()) return "-";
+  std::vector<std::string> shown;
+  for (double value : values)
+    shown.push_back(format_number(value));
+  return fmt::format("{}", fmt::join(shown, ", "));
 }
 
 // The BLAS kernel, ATen's kernels and the precision: the runs of a point may have been
@@ -542,7 +557,7 @@ void add_cost_section(Document& doc, const Experiment& experiment) {
   Rows rows;
   for (const auto& point : experiment.points) {
     rows.push_back({point.label, std::to_string(point.runs.size()),
-                    mean_only(point, "run/parameters"), mean_only(point, "run/threads"),
+                    mean_only(point, "run/parameters"), distinct_values(point, "run/threads"),
                     mean_sem(point.stats, "run/steps_per_second", 1.0, "{:.1f}"),
                     mean_sem(point.stats, "run/wall_seconds", 1.0 / 60.0, "{:.1f}"),
                     computed_with(point)});
