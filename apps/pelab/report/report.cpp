@@ -568,8 +568,8 @@ void add_cost_section(Document& doc, const Experiment& experiment) {
       "run, evaluation included, and its wall time. Runs that shared the CPU with others (`pelab "
       "run -j`, other work) are slower by as much as they shared it; for a speed comparison "
       "between PEs use `pelab bench NAME` or short runs on an otherwise idle machine. Computed "
-      "with: the BLAS kernel, ATen's vector kernels and the precision (`pelab doctor` explains "
-      "them).");
+      "with: the BLAS kernel, ATen's vector kernels, the precision and whether subnormal floats "
+      "were flushed (`pelab doctor` explains them).");
   std::size_t runs = 0, reused = 0;
   for (const auto& point : experiment.points) {
     for (const RunRecord& run : point.runs) {
