@@ -9,7 +9,9 @@ DEMO_MANIFEST ?= tasks/latin_square/experiments/quick.toml
 # sigma 0.2 and sigma 2.0 trained side by side, in their own experiment folder (lst-demo) so that
 # the full protocol never resumes from a demo run.
 DEMO_ARGS ?= --set 'experiment.seeds=[2235]' --set experiment.name=lst-demo \
-	--set train.epochs=90 --set train.warmup_epochs=5 -j 2
+	--set train.epochs=90 --set train.warmup_epochs=5 \
+	--set 'experiment.description="Demo: learned PE sigma 0.2 vs 2.0; small model, one seed (2235), 90 epochs"' \
+	-j 2
 # Clang compiles pelab about three times faster than GCC: its precompiled header holds LibTorch's
 # template instantiations, which GCC redoes in every file (docs/building.md). GCC works too:
 # `make build CXX_COMPILER=g++`, or plain CMake.

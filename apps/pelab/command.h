@@ -6,7 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "pelab/plugins/plugin_kind.h"
+#include "pelab/base/plugin_kind.h"
 
 namespace pelab {
 class Registry;
@@ -52,5 +52,14 @@ std::optional<PluginKind> kind_option(const std::string& text);
 
 /// "pelab 0.1.0 (plugin API 7, LibTorch 1.13.0, <ABI tag>)".
 std::string version_text();
+
+/// The exit status of a command line pelab cannot parse (1 is for a command that failed).
+constexpr int kExitUsage = 2;
+
+/// Reports what CLI11 refused on the command line (an unknown command or option, a missing
+/// argument, a value out of range) on stderr: "error: ...", the closest valid name when one is
+/// close, and a line that points at the help. Returns the exit status: kExitUsage, or 0 for
+/// --help and --version, which CLI11 prints.
+int report_parse_error(const CLI::App& app, const CLI::ParseError& error);
 
 }  // namespace pelab::cli

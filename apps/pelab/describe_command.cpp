@@ -1,7 +1,6 @@
 #include "describe_command.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <map>
 #include <optional>
 #include <vector>
@@ -18,15 +17,15 @@ namespace {
 
 void print_schema(const ParamSchema& schema) {
   if (schema.empty()) {
-    std::printf("  (no parameters)\n");
+    fmt::print("  (no parameters)\n");
     return;
   }
   for (const auto& spec : schema.specs()) {
-    std::printf("  %-22s %-28s default %s\n", spec.name.c_str(), spec.accepted().c_str(),
-                format_value(spec.default_value).c_str());
-    std::printf("  %-22s %s\n", "", spec.doc.c_str());
+    fmt::print("  {:<22} {:<28} default {}\n", spec.name, spec.accepted(),
+               format_value(spec.default_value));
+    fmt::print("  {:<22} {}\n", "", spec.doc);
     if (spec.init_scale)
-      std::printf("  %-22s (the init scale: reports draw a series against it)\n", "");
+      fmt::print("  {:<22} (the init scale: reports draw a series against it)\n", "");
   }
 }
 
@@ -64,7 +63,7 @@ int DescribeCommand::execute() {
   const std::optional<PluginKind> only = kind_option(kind_);
   if (!only) {
     if (auto it = core_sections().find(name_); it != core_sections().end()) {
-      std::printf("[%s] (core section)\n", name_.c_str());
+      fmt::print("[{}] (core section)\n", name_);
       print_schema(*it->second);
       return 0;
     }
@@ -79,8 +78,9 @@ int DescribeCommand::execute() {
   if (kinds.empty()) refuse_unknown(name_, registry);
   for (PluginKind kind : kinds) {
     const LoadedPlugin& plugin = registry.get(kind, name_);
-    std::printf("%s %s %s — %s\n  file: %s\nparameters:\n", describe(kind).c_str(),
-                plugin.info->name, plugin.info->version, plugin.info->summary, plugin.file.c_str());
+    const PluginInfo& info = *plugin.info;  // version and summary may be null, fmt takes no null
+    fmt::print("{} {} {} — {}\n  file: {}\nparameters:\n", describe(kind), info.name,
+               info.version ? info.version : "", info.summary ? info.summary : "", plugin.file);
     print_schema(plugin.schema);
   }
   return 0;

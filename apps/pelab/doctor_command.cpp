@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <vector>
 
 #include <fmt/format.h>
@@ -53,16 +52,15 @@ int DoctorCommand::execute() {
   torch::set_num_threads(threads_);
   const GemmCheck check = check_gemm_against_reference();
   const HostInfo host = host_info();
-  std::printf("%s\n%s", version_text().c_str(), host_report(host).c_str());
-  std::printf("check: sgemm against a double-precision reference: %s (%s)\n",
-              check.agrees ? "agrees" : "DISAGREES", check.detail.c_str());
+  fmt::print("{}\n{}", version_text(), host_report(host));
+  fmt::print("check: sgemm against a double-precision reference: {} ({})\n",
+             check.agrees ? "agrees" : "DISAGREES", check.detail);
   const double fp32 = matrix_rate(torch::kFloat32);
   const double bf16 = matrix_rate(torch::kBFloat16);
-  std::printf(
-      "rate:  %lldx%lld by %lldx%lld at %d thread%s, median of 15: fp32 %.0f GFLOP/s, bf16 %.0f "
-      "GFLOP/s (%s)\n",
-      static_cast<long long>(kRows), static_cast<long long>(kInner), static_cast<long long>(kInner),
-      static_cast<long long>(kColumns), threads_, threads_ == 1 ? "" : "s", fp32, bf16,
+  fmt::print(
+      "rate:  {}x{} by {}x{} at {} thread{}, median of 15: fp32 {:.0f} GFLOP/s, bf16 {:.0f} "
+      "GFLOP/s ({})\n",
+      kRows, kInner, kInner, kColumns, threads_, threads_ == 1 ? "" : "s", fp32, bf16,
       host.bf16_native ? "native" : "emulated");
   return check.agrees ? 0 : 1;
 }

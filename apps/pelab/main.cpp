@@ -6,6 +6,7 @@
 #include <vector>
 
 #include <c10/util/Exception.h>
+#include <fmt/core.h>
 #include <CLI/CLI.hpp>
 
 #include "bench_command.h"
@@ -49,17 +50,17 @@ int execute(pelab::cli::Command& command, char** argv) {
     if (command.computes()) pelab::use_best_blas_kernel(argv);
     return command.execute();
   } catch (const pelab::Error& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
+    fmt::print(stderr, "error: {}\n", e.what());
     return 1;
   } catch (const c10::Error& e) {
     // Most often a value LibTorch cannot take; the backtrace is for pelab's developers.
-    std::fprintf(stderr,
-                 "error: LibTorch: %s\nIf the input was valid, please report this as a bug.\n",
-                 e.what_without_backtrace());
-    return 2;
+    fmt::print(stderr,
+               "error: LibTorch: {}\nIf the input was valid, please report this as a bug.\n",
+               e.what_without_backtrace());
+    return 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "internal error: %s\nPlease report this as a bug.\n", e.what());
-    return 2;
+    fmt::print(stderr, "internal error: {}\nPlease report this as a bug.\n", e.what());
+    return 1;  // 2 is a command line pelab cannot parse (kExitUsage)
   }
 }
 
@@ -90,7 +91,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return pelab::cli::report_parse_error(app, e);
   }
   for (const auto& command : commands) {
     if (command->parsed()) return execute(*command, argv);

@@ -1,9 +1,10 @@
 #include "plugins_command.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <optional>
 #include <vector>
+
+#include <fmt/core.h>
 
 #include "pelab/plugins/plugin.h"
 #include "pelab/plugins/registry.h"
@@ -25,9 +26,9 @@ void print_kind(PluginKind kind, const std::vector<DiscoveredPlugin>& found) {
             [](const auto* a, const auto* b) { return a->plugin->name() < b->plugin->name(); });
   for (const DiscoveredPlugin* entry : of_kind) {
     const PluginInfo& info = *entry->plugin->info;
-    std::printf("%-6s %-20s %-8s %-58s %s\n", to_string(kind).c_str(), info.name,
-                info.version ? info.version : "",
-                shorten(info.summary ? info.summary : "", 58).c_str(), entry->file.c_str());
+    fmt::print("{:<6} {:<20} {:<8} {:<58} {}\n", to_string(kind), info.name,
+               info.version ? info.version : "", shorten(info.summary ? info.summary : "", 58),
+               entry->file);
   }
 }
 
@@ -42,7 +43,7 @@ int PluginsCommand::execute() {
   Registry registry = global_.make_registry();
   const std::optional<PluginKind> only = kind_option(kind_);
   const auto found = registry.discover();
-  std::printf("%-6s %-20s %-8s %-58s %s\n", "KIND", "NAME", "VERSION", "SUMMARY", "FILE");
+  fmt::print("{:<6} {:<20} {:<8} {:<58} {}\n", "KIND", "NAME", "VERSION", "SUMMARY", "FILE");
   for (PluginKind kind : kAllPluginKinds) {
     if (!only || kind == *only) print_kind(kind, found);
   }
@@ -50,18 +51,18 @@ int PluginsCommand::execute() {
       std::count_if(found.begin(), found.end(), [&](const DiscoveredPlugin& entry) {
         return entry.plugin != nullptr && (!only || entry.plugin->kind() == *only);
       }));
-  std::printf("\n%zu plugins; search path: ", listed);
+  fmt::print("\n{} plugins; search path: ", listed);
   for (std::size_t i = 0; i < registry.search_path().size(); ++i) {
-    std::printf("%s%s", i ? ":" : "", registry.search_path()[i].c_str());
+    fmt::print("{}{}", i ? ":" : "", registry.search_path()[i]);
   }
-  std::printf("\n");
+  fmt::print("\n");
   for (const auto& entry : found) {
     if (entry.plugin != nullptr) continue;
     if (!entry.shadowed_by.empty()) {
-      std::printf("note: %s is shadowed by %s (earlier on the path)\n", entry.file.c_str(),
-                  entry.shadowed_by.c_str());
+      fmt::print("note: {} is shadowed by {} (earlier on the path)\n", entry.file,
+                 entry.shadowed_by);
     } else {
-      std::printf("warning: %s\n", entry.error.c_str());
+      fmt::print("warning: {}\n", entry.error);
     }
   }
   return 0;

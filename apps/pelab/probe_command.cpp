@@ -15,6 +15,7 @@
 #include "pelab/runs/probing.h"
 #include "pelab/runs/run_folder.h"
 #include "pelab/runs/run_loader.h"
+#include "pelab/runs/trained_encoder.h"
 
 namespace pelab::cli {
 
@@ -94,29 +95,30 @@ int probe(const GlobalOptions& global, const ProbeOptions& probe_options) {
   const LoadedRun run =
       load_run(dir, registry, probed.to_toml(), probe_overrides(probe_options.overrides, names));
   if (run.snapshots.empty()) {
-    std::fprintf(stderr, "warning: %s has no PE snapshots in %s/\n", dir.c_str(),
-                 RunFolder::kSnapshotFolder);
+    fmt::print(stderr, "warning: {} has no PE snapshots in {}/\n", dir, RunFolder::kSnapshotFolder);
   }
-  const ProbeContext context{run.layout, run.snapshots, run.model.get(), run.task.get(), &registry};
+  std::unique_ptr<TrainedEncoder> trained;
+  if (run.model && run.task) trained = std::make_unique<TrainedEncoder>(*run.model, *run.task);
+  const ProbeContext context{run.layout, run.snapshots, trained.get(), run.task.get(), &registry};
   const std::vector<ProbeOutcome> outcomes =
       run_probes(run.config.probes, context, registry, folder);
 
   // The summary's probes entry: these probes' scalars replace what was there for them.
   std::optional<RunSummary> summary = folder.read_summary();
   int failed = 0;
-  std::printf("probes of %s (PE snapshots: %zu%s)\n", dir.c_str(), run.snapshots.size(),
-              run.model ? fmt::format(", model of epoch {}", run.checkpoint_epoch).c_str()
-                        : ", no checkpoint");
+  fmt::print("probes of {} (PE snapshots: {}{})\n", dir, run.snapshots.size(),
+             run.model ? fmt::format(", model of epoch {}", run.checkpoint_epoch)
+                       : std::string(", no checkpoint"));
   for (const auto& outcome : outcomes) {
     if (summary) summary->probes[outcome.name] = outcome.scalars;
     std::string line;
     for (const auto& [name, value] : outcome.scalars) {
       if (!is_per_block_scalar(name)) line += fmt::format("  {} {}", name, short_number(value));
     }
-    std::printf("  %-16s%s\n", outcome.name.c_str(), line.c_str());
-    if (!outcome.note.empty()) std::printf("  %-16s  note: %s\n", "", outcome.note.c_str());
+    fmt::print("  {:<16}{}\n", outcome.name, line);
+    if (!outcome.note.empty()) fmt::print("  {:<16}  note: {}\n", "", outcome.note);
     if (!outcome.error.empty()) {
-      std::fprintf(stderr, "error: probe %s: %s\n", outcome.name.c_str(), outcome.error.c_str());
+      fmt::print(stderr, "error: probe {}: {}\n", outcome.name, outcome.error);
       ++failed;
     }
   }
@@ -124,8 +126,7 @@ int probe(const GlobalOptions& global, const ProbeOptions& probe_options) {
   const std::string summary_note =
       summary ? fmt::format("; {} updated", RunFolder::kSummaryFile)
               : fmt::format(" (no {}: the run has not ended)", RunFolder::kSummaryFile);
-  std::printf("written: %s/%s/<name>.json, .npy%s\n", dir.c_str(), RunFolder::kProbeFolder,
-              summary_note.c_str());
+  fmt::print("written: {}/{}/<name>.json, .npy{}\n", dir, RunFolder::kProbeFolder, summary_note);
   return failed > 0 ? 1 : 0;
 }
 
@@ -138,7 +139,7 @@ ProbeCommand::ProbeCommand(CLI::App& app, const GlobalOptions& global)
       global_(global) {
   command_
       ->add_option("run", probe_options_.run_dir,
-                   fmt::format("The run folder (<out>/<exp>/{})", ExperimentFolder::kRunLayout))
+                   fmt::format("The run folder (<out>/<exp>/{})", kRunLayout))
       ->required();
   command_->add_option("--probe", probe_options_.probes, "A probe to run (repeatable)")
       ->allow_extra_args(false);

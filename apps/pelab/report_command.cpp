@@ -6,6 +6,7 @@
 
 #include "pelab/base/error.h"
 #include "pelab/plugins/registry.h"
+#include "pelab/runs/experiment_folder.h"
 #include "report/report.h"
 
 namespace pelab::cli {
@@ -13,14 +14,14 @@ namespace pelab::cli {
 namespace {
 
 void print(const report::ReportResult& result) {
-  std::printf("%zu finished run(s) in %zu point(s). Final values, mean ± SEM over seeds. %s\n",
-              result.runs, result.points, result.metrics_table.c_str());
+  fmt::print("{} finished run(s) in {} point(s). Final values, mean ± SEM over seeds. {}\n",
+             result.runs, result.points, result.metrics_table);
   for (const auto& warning : result.warnings)
-    std::fprintf(stderr, "warning: %s\n", warning.c_str());
-  std::printf(
-      "Report: %s/report.html (self-contained), %s/report.md; all metrics: "
-      "%s/results.csv; figures: %s/figures/\n",
-      result.dir.c_str(), result.dir.c_str(), result.dir.c_str(), result.dir.c_str());
+    fmt::print(stderr, "warning: {}\n", warning);
+  const ExperimentFolder folder(result.dir);
+  fmt::print("Report: {} (self-contained), {}; all metrics: {}; figures: {}/\n",
+             folder.report_html_file(), folder.report_markdown_file(), folder.results_file(),
+             folder.figures_folder());
   std::fflush(stdout);
 }
 
@@ -43,10 +44,10 @@ int report(const GlobalOptions& global, const ReportOptions& report_options) {
 
 void report_after_run(const std::string& experiment_dir, Registry& registry) {
   try {
-    std::printf("\n");
+    fmt::print("\n");
     print(report::write_report(experiment_dir, &registry));
   } catch (const std::exception& e) {  // the runs are done and kept: a report problem is a warning
-    std::fprintf(stderr, "warning: no report: %s\n", e.what());
+    fmt::print(stderr, "warning: no report: {}\n", e.what());
   }
   std::fflush(stdout);
 }

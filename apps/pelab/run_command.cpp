@@ -3,10 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <memory>
 #include <optional>
-#include <thread>
 
 #include <fmt/format.h>
 #include <boost/filesystem.hpp>
@@ -18,6 +16,7 @@
 #include "pelab/base/error.h"
 #include "pelab/config/manifest.h"
 #include "pelab/plugins/registry.h"
+#include "pelab/runs/experiment_folder.h"
 #include "pelab/runs/reusable_run.h"
 #include "pelab/runs/run.h"
 #include "pelab/runs/run_folder.h"
@@ -31,16 +30,6 @@ namespace fs = boost::filesystem;
 
 namespace {
 
-// Inside a Slurm job, a run whose threads are left at 0 (all cores) uses the CPUs Slurm gave the
-// task, not every core of the node.
-std::int64_t slurm_cpus_per_task() {
-  const char* text = std::getenv("SLURM_CPUS_PER_TASK");
-  if (text == nullptr) return 0;
-  char* end = nullptr;
-  const long cpus = std::strtol(text, &end, 10);
-  return end != text && *end == '\0' && cpus > 0 ? cpus : 0;
-}
-
 // The runs that failed and those another process trains, said after the sweep; throws when any
 // failed.
 void report_outcome(const std::vector<LaunchResult>& results, const Manifest& manifest,
@@ -53,10 +42,10 @@ void report_outcome(const std::vector<LaunchResult>& results, const Manifest& ma
     if (result.state == LaunchState::kClaimedElsewhere) elsewhere.push_back(dir);
   }
   if (!elsewhere.empty()) {
-    std::printf(
-        "%zu run(s) are being trained by other processes (`pelab status %s` shows them); "
+    fmt::print(
+        "{} run(s) are being trained by other processes (`pelab status {}` shows them); "
         "they join the report when they finish\n",
-        elsewhere.size(), experiment_dir.c_str());
+        elsewhere.size(), experiment_dir);
   }
   if (!failed.empty()) {
     throw Error(fmt::format("{} of {} runs failed; see {} and {} in:\n  {}", failed.size(),
@@ -106,6 +95,9 @@ RunCommand::RunCommand(CLI::App& app, const GlobalOptions& global)
       ->group("");  // internal: how --jobs starts its workers
   command_->add_option("--progress-fd", progress_fd_, "Report each epoch on this descriptor")
       ->group("");  // internal: how a worker of --jobs reports to its parent
+  command_->add_option("--core-share", core_share_, "The cores this worker was given")
+      ->check(CLI::Range(1, 1 << 20))
+      ->group("");  // internal: a worker of --jobs's share of its parent's cores
 }
 
 int RunCommand::start_local_ranks() const {
@@ -139,7 +131,8 @@ LaunchPlan RunCommand::make_plan(const Manifest& manifest) const {
   plan.run_options.progress_fd = progress_fd_;
   plan.run_options.force = force_;
   plan.run_options.reuse_from = reuse_;
-  plan.default_threads = slurm_cpus_per_task();
+  plan.run_options.cores = core_share_ > 0 ? CoreShare::given(core_share_, "a -j worker's share")
+                                           : CoreShare::of_this_process();
   return plan;
 }
 
@@ -152,8 +145,7 @@ int RunCommand::train_one_run(const Manifest& manifest, Registry& registry,
   const RunOutcome outcome =
       execute_run(manifest.runs()[only_], registry, output_, plan.run_options);
   if (outcome.claimed_elsewhere) {
-    std::fprintf(stderr, "%s is being trained by %s: left to it\n", outcome.dir.c_str(),
-                 outcome.holder.c_str());
+    fmt::print(stderr, "{} is being trained by {}: left to it\n", outcome.dir, outcome.holder);
     return kExitClaimedElsewhere;
   }
   // The parent says so on its board; summary.json and run.log name the source.
@@ -189,11 +181,11 @@ int RunCommand::execute() {
   LaunchPlan plan = make_plan(manifest);
   plan.run_options.progress = !quiet_ && rank_zero;
   plan.run_options.ranks = ranks.get();
-  if (rendezvous && plan.default_threads == 0) {
-    // The ranks on one host share its cores.
-    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    plan.default_threads =
-        std::max<std::int64_t>(1, static_cast<std::int64_t>(cores) / rendezvous->local_world_size);
+  if (rendezvous && !plan.run_options.cores->from_scheduler) {
+    // The ranks on one host share its cores (a scheduler gave each its own already).
+    plan.run_options.cores = plan.run_options.cores->split(
+        rendezvous->local_world_size,
+        fmt::format("{} ranks on this host", rendezvous->local_world_size));
   }
   if (only_ >= 0) return train_one_run(manifest, registry, plan);  // a worker of --jobs
 
@@ -205,16 +197,16 @@ int RunCommand::execute() {
     for (std::size_t i = 0; i < total; ++i)
       plan.runs.push_back(i);
   }
-  const std::string experiment_dir = (fs::path(output_) / manifest.name()).string();
-  std::printf("experiment '%s': %zu point(s), %zu run(s) -> %s\n", manifest.name().c_str(),
-              manifest.points(), total, experiment_dir.c_str());
+  const std::string experiment_dir = ExperimentFolder::of(output_, manifest.name()).dir();
+  fmt::print("experiment '{}': {} point(s), {} run(s) -> {}\n", manifest.name(), manifest.points(),
+             total, experiment_dir);
   if (shard) {
-    std::printf("shard %zu/%zu: %zu of the %zu runs\n", shard->index, shard->count,
-                plan.runs.size(), total);
+    fmt::print("shard {}/{}: {} of the {} runs\n", shard->index, shard->count, plan.runs.size(),
+               total);
   }
   if (ranks && rank_zero) {
-    std::printf("each run data-parallel over %d ranks (%s), %lld thread(s) each\n", ranks->size(),
-                rendezvous->source.c_str(), static_cast<long long>(plan.default_threads));
+    fmt::print("each run data-parallel over {} ranks ({}), {} core(s) each ({})\n", ranks->size(),
+               rendezvous->source, plan.run_options.cores->cores, plan.run_options.cores->source);
   }
   std::fflush(stdout);
   if (rank_zero) write_sweep_record(experiment_dir, manifest, manifest_, overrides_);
@@ -224,8 +216,8 @@ int RunCommand::execute() {
   report_outcome(launcher->launch(plan), manifest, plan, experiment_dir);
   if (!rank_zero) return 0;
   if (shard || no_report_) {
-    std::printf("report: `pelab report %s`%s\n", experiment_dir.c_str(),
-                shard ? " once every shard has finished" : "");
+    fmt::print("report: `pelab report {}`{}\n", experiment_dir,
+               shard ? " once every shard has finished" : "");
     return 0;
   }
   // The table of every finished run in the folder; results.csv, report.md, report.html, figures/.

@@ -40,6 +40,7 @@ class RunCommand : public Command {
   double rank_timeout_ = 1800;  // seconds a rank waits for the others (rendezvous, collectives)
   int only_ = -1;               // run only this run of the expansion (how -j starts its workers)
   int progress_fd_ = -1;        // a worker of -j: where it reports each epoch to its parent
+  int core_share_ = 0;          // a worker of -j: the cores its parent gave it (0: its own)
   std::string shard_;           // "K/N": only the K-th of N interleaved slices of the runs
   bool no_report_ = false;
 };

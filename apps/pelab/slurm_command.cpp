@@ -1,7 +1,5 @@
 #include "slurm_command.h"
 
-#include <cstdio>
-
 #include <fmt/format.h>
 #include <boost/filesystem.hpp>
 
@@ -71,7 +69,7 @@ int SlurmCommand::execute() {
   check_script_values(slurm_, output_, manifest_);
   Registry registry = global_.make_registry();
   const Manifest manifest = Manifest::from_file(manifest_, registry, overrides_);
-  const std::string experiment_dir = (fs::path(output_) / manifest.name()).string();
+  const std::string experiment_dir = ExperimentFolder::of(output_, manifest.name()).dir();
 
   LaunchPlan plan;
   plan.manifest = &manifest;
@@ -83,8 +81,7 @@ int SlurmCommand::execute() {
   std::size_t done = 0, running = 0, left_alone = 0;
   for (std::size_t i = 0; i < manifest.runs().size(); ++i) {
     const RunConfig& run = manifest.runs()[i];
-    const RunStatus status =
-        run_status(experiment_dir, ExperimentFolder::relative_run_path(run.point, run.seed));
+    const RunStatus status = run_status(experiment_dir, relative_run_path(run.point, run.seed));
     const bool broken = status.state == RunState::kFailed || status.state == RunState::kInterrupted;
     if (status.state == RunState::kRunning) {
       ++running;
@@ -96,19 +93,18 @@ int SlurmCommand::execute() {
       plan.runs.push_back(i);
     }
   }
-  std::printf("experiment '%s': %zu run(s) -> %s; %zu done, %zu running%s\n",
-              manifest.name().c_str(), manifest.runs().size(), experiment_dir.c_str(), done,
-              running, resubmit_failed_ ? fmt::format(", {} pending", left_alone).c_str() : "");
+  fmt::print("experiment '{}': {} run(s) -> {}; {} done, {} running{}\n", manifest.name(),
+             manifest.runs().size(), experiment_dir, done, running,
+             resubmit_failed_ ? fmt::format(", {} pending", left_alone) : std::string());
   if (plan.runs.empty()) {
-    std::printf("nothing to submit%s\n",
-                resubmit_failed_ ? ": no run failed or was interrupted" : "");
+    fmt::print("nothing to submit{}\n",
+               resubmit_failed_ ? ": no run failed or was interrupted" : "");
     return 0;
   }
   if (!slurm_.dry_run) write_sweep_record(experiment_dir, manifest, manifest_, overrides_);
   make_slurm_launcher(slurm_)->launch(plan);
   if (!slurm_.dry_run) {
-    std::printf("watch:  pelab status %s\nlogs:   %s/slurm/logs/\n", experiment_dir.c_str(),
-                experiment_dir.c_str());
+    fmt::print("watch:  pelab status {0}\nlogs:   {0}/slurm/logs/\n", experiment_dir);
   }
   return 0;
 }

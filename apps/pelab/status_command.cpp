@@ -1,6 +1,5 @@
 #include "status_command.h"
 
-#include <cstdio>
 #include <map>
 
 #include <fmt/format.h>
@@ -56,25 +55,23 @@ int StatusCommand::execute() {
   for (const auto& status : statuses)
     width = std::max(width, status.dir.size());
   std::map<RunState, std::size_t> counts;
-  std::printf("%-*s  %-11s  %-9s  %-7s  %s\n", static_cast<int>(width), "RUN", "STATE", "EPOCH",
-              "ETA", "WHERE / WHY");
+  fmt::print("{:<{}}  {:<11}  {:<9}  {:<7}  {}\n", "RUN", width, "STATE", "EPOCH", "ETA",
+             "WHERE / WHY");
   for (const auto& status : statuses) {
     ++counts[status.state];
     const std::string eta =
         status.state == RunState::kRunning ? format_duration(status.owner->eta_seconds) : "-";
-    std::printf("%-*s  %-11s  %-9s  %-7s  %s\n", static_cast<int>(width), status.dir.c_str(),
-                to_string(status.state), epoch_text(status).c_str(), eta.c_str(),
-                note_text(status).c_str());
+    fmt::print("{:<{}}  {:<11}  {:<9}  {:<7}  {}\n", status.dir, width, to_string(status.state),
+               epoch_text(status), eta, note_text(status));
   }
-  std::printf("\n%zu run(s): %zu done, %zu running, %zu failed, %zu interrupted, %zu pending\n",
-              statuses.size(), counts[RunState::kDone], counts[RunState::kRunning],
-              counts[RunState::kFailed], counts[RunState::kInterrupted],
-              counts[RunState::kPending]);
+  fmt::print("\n{} run(s): {} done, {} running, {} failed, {} interrupted, {} pending\n",
+             statuses.size(), counts[RunState::kDone], counts[RunState::kRunning],
+             counts[RunState::kFailed], counts[RunState::kInterrupted], counts[RunState::kPending]);
   if (const auto estimate = estimate_remaining(statuses)) {
-    std::printf(
-        "about %s left at %zu run(s) at a time (the pace of %s, %.3g s an epoch; an estimate)\n",
-        format_duration(estimate->seconds_left).c_str(), estimate->at_a_time,
-        estimate->pace_source.c_str(), estimate->seconds_per_epoch);
+    fmt::print(
+        "about {} left at {} run(s) at a time (the pace of {}, {:.3g} s an epoch; an estimate)\n",
+        format_duration(estimate->seconds_left), estimate->at_a_time, estimate->pace_source,
+        estimate->seconds_per_epoch);
   }
   return counts[RunState::kDone] == statuses.size() ? 0 : 1;
 }

@@ -1,6 +1,5 @@
 #include "validate_command.h"
 
-#include <cstdio>
 #include <map>
 #include <memory>
 #include <set>
@@ -51,9 +50,9 @@ void print_points(const Manifest& manifest) {
       points.push_back(run.point);
   }
   for (std::size_t i = 0; i < points.size() && i < kPointsShown; ++i)
-    std::printf("  point: %s\n", points[i].c_str());
+    fmt::print("  point: {}\n", points[i]);
   if (points.size() > kPointsShown)
-    std::printf("  ... and %zu more point(s)\n", points.size() - kPointsShown);
+    fmt::print("  ... and {} more point(s)\n", points.size() - kPointsShown);
 }
 
 }  // namespace
@@ -72,11 +71,11 @@ int ValidateCommand::execute() {
   Registry registry = global_.make_registry();
   const Manifest manifest = Manifest::from_file(manifest_, registry, overrides_);
   if (!no_build_) build_each_point(manifest, registry);
-  std::printf("%s: valid. experiment '%s': %zu point(s) x seeds = %zu run(s)%s\n",
-              manifest_.c_str(), manifest.name().c_str(), manifest.points(), manifest.runs().size(),
-              no_build_ ? "" : ", each point built");
+  fmt::print("{}: valid. experiment '{}': {} point(s) x seeds = {} run(s){}\n", manifest_,
+             manifest.name(), manifest.points(), manifest.runs().size(),
+             no_build_ ? "" : ", each point built");
   for (const auto& key : manifest.sweep_keys())
-    std::printf("  sweep: %s\n", key.c_str());
+    fmt::print("  sweep: {}\n", key);
   print_points(manifest);
   return 0;
 }

@@ -10,8 +10,7 @@
 
 #include <torch/torch.h>
 
-#include <pelab/interfaces/coordinates.h>
-#include <pelab/interfaces/layout.h>
+#include <pelab/sdk.h>
 
 namespace pelab::plugin_common {
 

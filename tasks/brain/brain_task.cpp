@@ -16,17 +16,13 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include <pelab/sdk.h>
+
 #include "masked_splits.h"
 #include "named_atlas.h"
 #include "parcel_centroids.h"
 #include "parcel_time_series.h"
 #include "parcellation.h"
-#include "pelab/base/error.h"
-#include "pelab/base/random.h"
-#include "pelab/host/host_info.h"
-#include "pelab/io/data_cache.h"
-#include "pelab/io/file_io.h"
-#include "pelab/plugins/plugin.h"
 #include "subjects.h"
 #include "synthetic_cohort.h"
 #include "volume.h"
@@ -513,10 +509,11 @@ void declare(ParamSchema& schema) {
   schema.integer("stride", 4, "Time points between the starts of consecutive windows.")
       .in_range(1, 10000);
   schema
-      .integer("test_subjects", 2,
-               "Subjects held out for test (chosen by split_seed, listed as the test split's "
-               "groups in the run's metrics); 0 = hold out the last test_fraction of every subject's "
-               "time series instead (single-subject data).")
+      .integer(
+          "test_subjects", 2,
+          "Subjects held out for test (chosen by split_seed, listed as the test split's "
+          "groups in the run's metrics); 0 = hold out the last test_fraction of every subject's "
+          "time series instead (single-subject data).")
       .at_least(0);
   schema.integer("split_seed", 0, "Seed of the choice of held-out subjects.").at_least(0);
   schema.real("test_fraction", 0.3, "test_subjects = 0: the fraction of time held out.")

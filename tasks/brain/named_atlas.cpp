@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "pelab/base/error.h"
+#include <pelab/sdk.h>
 
 namespace pelab::brain {
 namespace {

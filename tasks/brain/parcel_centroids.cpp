@@ -8,9 +8,10 @@
 
 #include <fmt/format.h>
 
+#include <pelab/sdk.h>
+
 #include "named_atlas.h"
 #include "parcellation.h"
-#include "pelab/base/error.h"
 #include "text_io.h"
 
 namespace pelab::brain {

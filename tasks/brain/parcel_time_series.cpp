@@ -7,7 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "pelab/base/error.h"
+#include <pelab/sdk.h>
+
 #include "text_io.h"
 
 namespace pelab::brain {

@@ -10,13 +10,13 @@
 
 #include <fmt/format.h>
 
+#include <pelab/sdk.h>
+
 #include "dynamics.h"
 #include "named_atlas.h"
 #include "network.h"
 #include "parcel_centroids.h"
 #include "parcellation.h"
-#include "pelab/base/error.h"
-#include "pelab/base/random.h"
 #include "volume.h"
 
 namespace pelab::brain {

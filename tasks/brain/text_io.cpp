@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "pelab/base/error.h"
+#include <pelab/sdk.h>
 
 namespace pelab::brain::detail {
 

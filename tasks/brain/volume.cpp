@@ -15,7 +15,7 @@
 
 #include <nifti2_io.h>
 
-#include "pelab/base/error.h"
+#include <pelab/sdk.h>
 
 namespace pelab::brain {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "pelab/base/error.h"
+#include <pelab/sdk.h>
 
 namespace pelab::tasks {
 

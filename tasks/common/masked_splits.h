@@ -9,8 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "pelab/config/params.h"
-#include "pelab/interfaces/task.h"
+#include <pelab/sdk.h>
 
 namespace pelab::tasks {
 

@@ -2,7 +2,7 @@
 
 #include <torch/torch.h>
 
-#include "pelab/base/error.h"
+#include <pelab/sdk.h>
 
 namespace pelab::latin_square {
 

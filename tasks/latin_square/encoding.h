@@ -6,7 +6,8 @@
 
 #include <torch/types.h>
 
-#include "pelab/interfaces/task.h"
+#include <pelab/sdk.h>
+
 #include "puzzle.h"
 
 namespace pelab::latin_square {

@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "pelab/base/error.h"
-#include "pelab/base/random.h"
+#include <pelab/sdk.h>
+
 #include "solver.h"
 
 namespace pelab::latin_square {

@@ -9,10 +9,10 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include <pelab/sdk.h>
+
 #include "encoding.h"
 #include "generator.h"
-#include "pelab/base/error.h"
-#include "pelab/plugins/plugin.h"
 #include "puzzle.h"
 #include "puzzle_csv.h"
 #include "split.h"

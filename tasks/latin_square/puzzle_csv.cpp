@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "pelab/base/error.h"
+#include <pelab/sdk.h>
 
 namespace pelab::latin_square {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "pelab/base/error.h"
+#include <pelab/sdk.h>
 
 namespace pelab::latin_square {
 namespace {

@@ -3,8 +3,7 @@
 #include <array>
 #include <cmath>
 
-#include "pelab/base/error.h"
-#include "pelab/base/random.h"
+#include <pelab/sdk.h>
 
 namespace pelab::latin_square {
 namespace {

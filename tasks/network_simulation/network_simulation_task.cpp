@@ -13,12 +13,9 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include <pelab/sdk.h>
+
 #include "masked_splits.h"
-#include "pelab/base/error.h"
-#include "pelab/host/host_info.h"
-#include "pelab/io/data_cache.h"
-#include "pelab/io/file_io.h"
-#include "pelab/plugins/plugin.h"
 #include "simulation.h"
 
 namespace pelab::network_simulation {
@@ -249,52 +246,76 @@ class NetworkSimulationTask final : public Task {
 };
 
 void declare(ParamSchema& schema) {
+  // The defaults are the simulator's own (simulation.h, dynamics.h): written once, there.
+  const NetworkOptions network;
+  const DynamicsOptions dynamics;
   // The network.
-  schema.integer("nodes", 64, "Nodes of the network (the tokens).").in_range(2, 1024);
-  schema.integer("dims", 2, "Dimensions of the space the nodes are placed in: 2 or 3.")
+  schema.integer("nodes", network.nodes, "Nodes of the network (the tokens).").in_range(2, 1024);
+  schema.integer("dims", network.dims, "Dimensions of the space the nodes are placed in: 2 or 3.")
       .in_range(2, 3);
-  schema.integer("modules", 4, "Spatial modules the nodes are grouped into.").in_range(1, 64);
-  schema.choice("placement", "clustered", {"clustered", "uniform"},
+  schema.integer("modules", network.modules, "Spatial modules the nodes are grouped into.")
+      .in_range(1, 64);
+  schema.choice("placement", network.placement, {"clustered", "uniform"},
                 "\"clustered\": nodes Gaussian around their module's centre (module_spread); "
                 "\"uniform\": nodes uniform in the unit square/cube, each in the module of its "
                 "nearest centre.");
-  schema.real("module_spread", 0.12, "Std of a node's position around its module's centre.")
+  schema
+      .real("module_spread", network.module_spread,
+            "Std of a node's position around its module's centre.")
       .in_range(1e-6, 10.0);
-  schema.real("centre_margin", 0.15, "Module centres keep this far from the cube's faces.")
+  schema
+      .real("centre_margin", network.centre_margin,
+            "Module centres keep this far from the cube's faces.")
       .in_range(0.0, 0.499);
   schema
-      .real("length_scale", 0.2,
+      .real("length_scale", network.length_scale,
             "Coupling decays as exp(-distance / length_scale) (the unit square/cube).")
       .in_range(1e-6, 100.0);
   schema
-      .real("between_module_scale", 0.3,
+      .real("between_module_scale", network.between_module_scale,
             "Factor on the coupling between nodes of different modules (1: no modules in W).")
       .in_range(0.0, 1.0);
-  schema.real("density", 0.25, "Fraction of the other nodes whose input each node keeps.")
+  schema
+      .real("density", network.density, "Fraction of the other nodes whose input each node keeps.")
       .in_range(1e-6, 1.0);
-  schema.integer("network_seed", 0, "Seed of the positions and modules (the network).").at_least(0);
+  schema
+      .integer("network_seed", static_cast<std::int64_t>(network.seed),
+               "Seed of the positions and modules (the network).")
+      .at_least(0);
   // The dynamics: x <- x + dt/tau (-x + phi(gain W x + self_coupling x + I(t) + bias)) + noise.
   // gain + self_coupling < 4 keeps one stable state (see simulation.h).
-  schema.real("gain", 3.5, "Gain of the coupling input W x.").in_range(0.0, 1e3);
-  schema.real("self_coupling", 0.3, "Weight of a node's own activity in its input.")
+  schema.real("gain", dynamics.gain, "Gain of the coupling input W x.").in_range(0.0, 1e3);
+  schema
+      .real("self_coupling", dynamics.self_coupling,
+            "Weight of a node's own activity in its input.")
       .in_range(-1e3, 1e3);
-  schema.real("bias", -2.0, "Constant input (sets the resting activity).").in_range(-1e3, 1e3);
-  schema.real("tau", 1.0, "Time constant.").in_range(1e-6, 1e6);
-  schema.real("dt", 0.05, "Euler-Maruyama step.").in_range(1e-6, 10.0);
-  schema.real("noise_std", 0.05, "Std of the noise per unit time (sqrt(dt) per step).")
+  schema.real("bias", dynamics.bias, "Constant input (sets the resting activity).")
+      .in_range(-1e3, 1e3);
+  schema.real("tau", dynamics.tau, "Time constant.").in_range(1e-6, 1e6);
+  schema.real("dt", dynamics.dt, "Euler-Maruyama step.").in_range(1e-6, 10.0);
+  schema
+      .real("noise_std", dynamics.noise_std, "Std of the noise per unit time (sqrt(dt) per step).")
       .in_range(0.0, 100.0);
-  schema.real("stimulus_rate", 0.5, "Pulses per unit time (Poisson).").in_range(0.0, 1e3);
-  schema.integer("stimulus_nodes", 2, "Nodes driven by each pulse, drawn at random.")
+  schema.real("stimulus_rate", dynamics.stimulus_rate, "Pulses per unit time (Poisson).")
+      .in_range(0.0, 1e3);
+  schema
+      .integer("stimulus_nodes", dynamics.stimulus_nodes,
+               "Nodes driven by each pulse, drawn at random.")
       .in_range(0, 1024);
   schema
       .integer("stimulus_module", -1,
                "Pulses drive only nodes of this module (-1: any node): another regime of the same "
                "network, e.g. a \"task state\" to transfer a PE learned at \"rest\" to.")
       .in_range(-1, 63);
-  schema.real("stimulus_amplitude", 4.0, "Input of a pulse.").in_range(-1e3, 1e3);
-  schema.real("stimulus_duration", 1.0, "Duration of a pulse.").in_range(0.0, 1e3);
-  schema.real("burn_in", 50.0, "Time simulated and discarded before recording.").in_range(0.0, 1e6);
-  schema.real("sample_interval", 0.5, "Time between recorded points (a multiple of dt).")
+  schema.real("stimulus_amplitude", dynamics.stimulus_amplitude, "Input of a pulse.")
+      .in_range(-1e3, 1e3);
+  schema.real("stimulus_duration", dynamics.stimulus_duration, "Duration of a pulse.")
+      .in_range(0.0, 1e3);
+  schema.real("burn_in", dynamics.burn_in, "Time simulated and discarded before recording.")
+      .in_range(0.0, 1e6);
+  schema
+      .real("sample_interval", dynamics.sample_interval,
+            "Time between recorded points (a multiple of dt).")
       .in_range(1e-6, 1e3);
   // Samples and splits.
   schema.integer("window", 16, "Time points per token (the input and the target of a node).")

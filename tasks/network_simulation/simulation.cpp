@@ -5,8 +5,9 @@
 #include <string>
 #include <utility>
 
+#include <pelab/sdk.h>
+
 #include "option_checks.h"
-#include "pelab/base/random.h"
 
 namespace pelab::network_simulation {
 namespace {

@@ -84,7 +84,7 @@ for run in dp/default/seed-1 dp-masked/default/seed-1; do
   [ "$(cd single/$run && find . | sort)" = "$(cd ranks/$run && find . | sort)" ] ||
     fail "$run: the two-rank run folder holds other files than the single process's"
   grep -q '"ranks": 2' ranks/$run/summary.json || fail "$run: summary.json does not say 2 ranks"
-  grep -q '1 threads per rank, 2 ranks (torchrun variables)' ranks/$run/run.log ||
+  grep -q ' parameters, 2 ranks (torchrun variables), each 1 thread (' ranks/$run/run.log ||
     fail "$run: run.log does not name the ranks"
 done
 grep -q "each run data-parallel over 2 ranks" ranks.out || fail "rank 0 did not say how it runs"

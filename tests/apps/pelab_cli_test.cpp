@@ -142,9 +142,69 @@ TEST(PelabCli, SlurmScriptsPassReuseOnAsAnAbsolutePath) {
   EXPECT_TRUE(fs::equivalent(given, out.path())) << given;
 }
 
-TEST(PelabCli, NeedsASubcommand) {
-  EXPECT_NE(pelab("").exit_code, 0);
-  EXPECT_NE(pelab("frobnicate").exit_code, 0);
+// A command line pelab cannot parse is a usage error: exit status 2, "error: ..." on stderr with
+// the closest valid name when one is close, and where the help is; not the whole help.
+TEST(PelabCli, NoCommandIsAUsageError) {
+  const Result result = pelab("", "2>&1 >/dev/null");
+  EXPECT_EQ(result.exit_code, 2) << result.out;
+  EXPECT_THAT(result.out, HasSubstr("Subcommands:"));  // the help, on stderr
+  EXPECT_THAT(result.out, HasSubstr("\nerror: no command given\n"));
+}
+
+TEST(PelabCli, AnUnknownCommandSuggestsTheClosest) {
+  const Result result = pelab("reprot", "2>&1 >/dev/null");
+  EXPECT_EQ(result.exit_code, 2) << result.out;
+  EXPECT_EQ(result.out,
+            "error: unknown command 'reprot'; did you mean 'report'?\n"
+            "run 'pelab --help' for the commands\n");
+
+  const Result far = pelab("frobnicate", "2>&1 >/dev/null");
+  EXPECT_EQ(far.exit_code, 2) << far.out;
+  EXPECT_EQ(far.out, "error: unknown command 'frobnicate'\nrun 'pelab --help' for the commands\n");
+}
+
+TEST(PelabCli, AnUnknownOptionSuggestsTheClosestOfItsCommand) {
+  const Result result = pelab("report --otu runs/x", "2>&1 >/dev/null");
+  EXPECT_EQ(result.exit_code, 2) << result.out;
+  EXPECT_EQ(result.out,
+            "error: unknown option '--otu' for 'pelab report'; did you mean '--out'?\n"
+            "run 'pelab report --help' for its usage\n");
+
+  const Result far = pelab("run " + quoted(kSmoke) + " --frobnicate", "2>&1 >/dev/null");
+  EXPECT_EQ(far.exit_code, 2) << far.out;
+  EXPECT_THAT(far.out, StartsWith("error: unknown option '--frobnicate' for 'pelab run'\n"));
+  // pelab's own options are pelab's, before the command.
+  const Result global = pelab("--plugin-pth /tmp plugins", "2>&1 >/dev/null");
+  EXPECT_EQ(global.exit_code, 2) << global.out;
+  EXPECT_THAT(global.out, StartsWith("error: unknown option '--plugin-pth' for 'pelab'; did you "
+                                     "mean '--plugin-path'?\n"));
+}
+
+TEST(PelabCli, EveryUsageErrorSaysErrorAndExitsTwo) {
+  const Result range = pelab("run " + quoted(kSmoke) + " --nproc-per-node 0", "2>&1 >/dev/null");
+  EXPECT_EQ(range.exit_code, 2) << range.out;
+  EXPECT_EQ(range.out,
+            "error: --nproc-per-node: Value 0 not in range 1 to 1024\n"
+            "run 'pelab run --help' for its usage\n");
+
+  const Result missing = pelab("validate", "2>&1 >/dev/null");
+  EXPECT_EQ(missing.exit_code, 2) << missing.out;
+  EXPECT_EQ(missing.out,
+            "error: manifest is required\nrun 'pelab validate --help' for its usage\n");
+
+  const Result excess = pelab("status a b", "2>&1 >/dev/null");
+  EXPECT_EQ(excess.exit_code, 2) << excess.out;
+  EXPECT_THAT(excess.out, StartsWith("error: unexpected argument 'b' for 'pelab status'\n"));
+
+  const Result no_value = pelab("validate " + quoted(kSmoke) + " --set", "2>&1 >/dev/null");
+  EXPECT_EQ(no_value.exit_code, 2) << no_value.out;
+  EXPECT_THAT(no_value.out, StartsWith("error: --set"));
+  EXPECT_THAT(no_value.out, HasSubstr("\nrun 'pelab validate --help' for its usage\n"));
+
+  // The help and the version are no errors.
+  const Result help = pelab("status --help", "2>/dev/null");
+  EXPECT_EQ(help.exit_code, 0) << help.out;
+  EXPECT_THAT(help.out, HasSubstr("dir TEXT REQUIRED"));
 }
 
 TEST(PelabCli, PluginsListsTheFourKinds) {

@@ -33,6 +33,21 @@ cmake -S "$examples" -B "$work/build" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/n
 grep -q '^CMAKE_BUILD_TYPE:STRING=Release$' "$work/build/CMakeCache.txt" ||
   { echo "the SDK did not default the plugins' build to Release"; exit 1; }
 cmake --build "$work/build" -j "${PELAB_TEST_JOBS:-2}" >/dev/null
+# The built-in plugins that run the model or read another run build against the installed SDK
+# alone, as a third party's would (only the build: they are on the plugin path already).
+mkdir -p "$work/builtin"
+cat >"$work/builtin/CMakeLists.txt" <<CMAKE
+cmake_minimum_required(VERSION 3.18)
+project(builtin_on_the_sdk LANGUAGES CXX)
+find_package(pelab 0.2 REQUIRED)
+pelab_add_plugin(NAME attention KIND probe SOURCES $source_dir/plugins/probe/attention/attention.cpp)
+pelab_add_plugin(NAME pe_intervention KIND probe
+                 SOURCES $source_dir/plugins/probe/pe_intervention/pe_intervention.cpp)
+pelab_add_plugin(NAME from_run KIND init SOURCES $source_dir/plugins/init/from_run/from_run.cpp)
+CMAKE
+cmake -S "$work/builtin" -B "$work/builtin/build" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
+cmake --build "$work/builtin/build" -j "${PELAB_TEST_JOBS:-2}" >/dev/null
+echo "attention, pe_intervention and from_run: built out of tree against the installed SDK"
 # Installed under a prefix of the author's, where PELAB_PLUGIN_PATH finds it.
 cmake --install "$work/build" --prefix "$work/plugins" >/dev/null
 

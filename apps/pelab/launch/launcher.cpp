@@ -24,6 +24,7 @@
 #include "pelab/config/manifest.h"
 #include "pelab/io/file_io.h"
 #include "pelab/plugins/registry.h"
+#include "pelab/runs/experiment_folder.h"
 #include "pelab/runs/run_claim.h"
 
 extern char** environ;
@@ -39,11 +40,6 @@ std::string run_label(const RunConfig& config) {
                      static_cast<long long>(config.seed));
 }
 
-RunConfig with_default_threads(RunConfig config, std::int64_t threads) {
-  if (threads > 0 && config.train.integer("threads") == 0) config.train.set("threads", threads);
-  return config;
-}
-
 class SequentialLauncher : public Launcher {
  public:
   explicit SequentialLauncher(Registry& registry) : registry_(registry) {}
@@ -52,25 +48,24 @@ class SequentialLauncher : public Launcher {
     std::vector<LaunchResult> results;
     std::size_t position = 0;
     for (std::size_t index : plan.runs) {
-      const RunConfig config =
-          with_default_threads(plan.manifest->runs()[index], plan.default_threads);
-      std::printf("[%zu/%zu] %s\n", ++position, plan.runs.size(), run_label(config).c_str());
+      const RunConfig& config = plan.manifest->runs()[index];
+      fmt::print("[{}/{}] {}\n", ++position, plan.runs.size(), run_label(config));
       std::fflush(stdout);
       LaunchResult result{index, LaunchState::kDone, ""};
       const RunOutcome outcome = execute_run(config, registry_, plan.output, plan.run_options);
       if (!outcome.reused_from.empty()) {
         result.state = LaunchState::kSkipped;
-        std::printf("        reused from %s (the same configuration and seed)\n",
-                    outcome.reused_from.c_str());
+        fmt::print("        reused from {} (the same configuration and seed)\n",
+                   outcome.reused_from);
       } else if (outcome.skipped) {
         result.state = LaunchState::kSkipped;
-        std::printf("        already finished (use --force to run it again)\n");
+        fmt::print("        already finished (use --force to run it again)\n");
       } else if (outcome.claimed_elsewhere) {
         result.state = LaunchState::kClaimedElsewhere;
         result.detail = outcome.holder;
-        std::printf("        being trained by %s: left to it\n", outcome.holder.c_str());
+        fmt::print("        being trained by {}: left to it\n", outcome.holder);
       } else {
-        std::printf("        done in %.1f s\n", outcome.seconds);
+        fmt::print("        done in {:.1f} s\n", outcome.seconds);
       }
       std::fflush(stdout);
       results.push_back(result);
@@ -89,9 +84,8 @@ class SequentialLauncher : public Launcher {
 class ManifestSnapshot {
  public:
   ManifestSnapshot(const std::string& manifest, const std::string& experiment_dir)
-      : dir_((fs::path(experiment_dir) /
-              fmt::format("{}{}-{}", kPrefix, RunClaim::this_host(), ::getpid()))
-                 .string()),
+      : dir_(ExperimentFolder(experiment_dir)
+                 .manifest_snapshot_folder(RunClaim::this_host(), ::getpid())),
         path_((fs::path(dir_) / fs::path(manifest).filename()).string()) {
     remove_stale(experiment_dir);
     fs::create_directories(dir_);
@@ -107,11 +101,9 @@ class ManifestSnapshot {
   const std::string& path() const { return path_; }
 
  private:
-  static constexpr const char* kPrefix = ".manifest-";
-
   // The snapshots of this host's sweeps whose process is gone.
   static void remove_stale(const std::string& experiment_dir) {
-    const std::string mine = kPrefix + RunClaim::this_host() + "-";
+    const std::string mine = ExperimentFolder::manifest_snapshot_prefix(RunClaim::this_host());
     boost::system::error_code ignored;
     std::vector<fs::path> stale;
     for (fs::directory_iterator it(experiment_dir, ignored), end; !ignored && it != end;
@@ -177,15 +169,13 @@ pid_t spawn_worker(std::vector<std::string>& args, int* progress) {
   return pid;
 }
 
-// The command line of the worker that trains run `index`: `base` selecting that run, with the
-// pool's share of the cores when the run's configuration leaves its threads to the machine.
-std::vector<std::string> worker_command(const std::vector<std::string>& base,
-                                        const RunConfig& config, std::size_t index,
-                                        std::int64_t threads, bool show) {
+// The command line of the worker that trains run `index`: `base` selecting that run, with its
+// share of the pool's cores (what a run whose train.threads is 0 uses).
+std::vector<std::string> worker_command(const std::vector<std::string>& base, std::size_t index,
+                                        const CoreShare& share, bool show) {
   std::vector<std::string> args = base;
-  args.insert(args.end(), {"--only", std::to_string(index), "--quiet"});
-  if (config.train.integer("threads") == 0)
-    args.insert(args.end(), {"--set", fmt::format("train.threads={}", threads)});
+  args.insert(args.end(), {"--only", std::to_string(index), "--quiet", "--core-share",
+                           std::to_string(share.cores)});
   if (show) args.insert(args.end(), {"--progress-fd", std::to_string(kProgressFd)});
   return args;
 }
@@ -291,16 +281,13 @@ class ProcessPoolLauncher : public Launcher {
 
   std::vector<LaunchResult> launch(const LaunchPlan& plan) override {
     const Manifest& manifest = *plan.manifest;
-    const std::string experiment_dir = (fs::path(plan.output) / manifest.name()).string();
+    const std::string experiment_dir = ExperimentFolder::of(plan.output, manifest.name()).dir();
     const ManifestSnapshot snapshot(plan.manifest_path, experiment_dir);
     SweepInterruption interruption(snapshot.path(), snapshot.dir());
     const std::vector<std::string> base = worker_arguments(plan, snapshot.path());
-    // Each worker gets an equal share of the cores unless the manifest fixes its threads.
-    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    const std::int64_t threads =
-        plan.default_threads > 0
-            ? plan.default_threads
-            : std::max<std::int64_t>(1, static_cast<std::int64_t>(cores) / jobs_);
+    // Each worker gets an equal share of the cores (what a run whose train.threads is 0 uses).
+    const CoreShare share = plan.run_options.cores.value_or(CoreShare::of_this_process())
+                                .split(jobs_, fmt::format("-j {} workers", jobs_));
 
     // The workers report each epoch on a pipe (fd kProgressFd in the worker); the parent alone
     // writes to the terminal. --quiet: no pipes, no board.
@@ -313,8 +300,7 @@ class ProcessPoolLauncher : public Launcher {
     while (next < total || !workers.empty()) {
       if (next < total && workers.size() < static_cast<std::size_t>(jobs_)) {
         const std::size_t index = plan.runs[next];
-        workers.start(next++, worker_command(base, manifest.runs()[index], index, threads, show),
-                      show);
+        workers.start(next++, worker_command(base, index, share, show), show);
       } else {
         workers.wait();
       }

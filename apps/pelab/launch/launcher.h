@@ -27,9 +27,9 @@ struct LaunchPlan {
   std::vector<std::string> overrides;
   std::string output;             // runs go to <output>/<experiment>/...
   std::vector<std::size_t> runs;  // indices into manifest->runs()
+  /// With `cores`, this process's share of the cores: the launchers split it, the run resolves
+  /// its threads from it (HostExecution).
   RunOptions run_options;
-  /// Intra-op threads of a run whose configuration says 0 (all cores): 0 keeps that.
-  std::int64_t default_threads = 0;
 };
 
 enum class LaunchState {

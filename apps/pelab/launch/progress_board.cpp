@@ -55,8 +55,7 @@ void ProgressBoard::handle_line(Running& run, const std::string& line) {
   run.reported = true;
   if (live_ || progress->evaluation.empty()) return;
   // A log: one line per evaluation, with its results.
-  std::fprintf(out_, "%s  %s\n", run_line(run.label, &run.last).c_str(),
-               progress->evaluation.c_str());
+  fmt::print(out_, "{}  {}\n", run_line(run.label, &run.last), progress->evaluation);
   std::fflush(out_);
 }
 
@@ -69,7 +68,7 @@ void ProgressBoard::finish(int slot, const std::string& line) {
   ++finished_;
   clear();
   std::fflush(out_);
-  std::fprintf(lines_, "%s\n", line.c_str());
+  fmt::print(lines_, "{}\n", line);
   std::fflush(lines_);
   redraw(/*now=*/true);
 }
@@ -111,7 +110,7 @@ std::string ProgressBoard::sweep_line() const {
 void ProgressBoard::clear() {
   if (!live_ || drawn_lines_ == 0) return;
   // Up to the block's first line, and erase from there to the end of the screen.
-  std::fprintf(out_, "\x1b[%zuF\x1b[J", drawn_lines_);
+  fmt::print(out_, "\x1b[{}F\x1b[J", drawn_lines_);
   drawn_lines_ = 0;
 }
 
@@ -124,7 +123,7 @@ void ProgressBoard::redraw(bool now) {
   const auto draw = [&](std::string line) {
     line = "  " + line;
     if (width_ > 1 && line.size() >= width_) line.resize(width_ - 1);  // never wraps
-    std::fprintf(out_, "%s\x1b[K\n", line.c_str());
+    fmt::print(out_, "{}\x1b[K\n", line);
   };
   for (const auto& [slot, run] : running_)
     draw(run_line(run.label, run.reported ? &run.last : nullptr));

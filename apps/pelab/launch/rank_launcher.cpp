@@ -114,8 +114,8 @@ int launch_local_ranks(int ranks, const std::vector<std::string>& command_line,
       const int rank = running.at(pid);
       running.erase(pid);
       if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
-        std::fprintf(stderr, "pelab: rank %d of %d (pid %d) %s\n", rank, ranks,
-                     static_cast<int>(pid), describe_status(status).c_str());
+        fmt::print(stderr, "pelab: rank {} of {} (pid {}) {}\n", rank, ranks, pid,
+                   describe_status(status));
         if (exit_code == 0) exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
         if (!first_failure) first_failure = Clock::now();
       }
@@ -129,11 +129,11 @@ int launch_local_ranks(int ranks, const std::vector<std::string>& command_line,
                                                               : 0;
     if (due != 0 && due != signal_sent) {
       for (const auto& [straggler, rank] : running) {
-        std::fprintf(stderr,
-                     "pelab: %s rank %d of %d (pid %d), still running %.0f s after "
-                     "another rank failed\n",
-                     due == SIGKILL ? "killing" : "stopping", rank, ranks,
-                     static_cast<int>(straggler), std::chrono::duration<double>(since).count());
+        fmt::print(stderr,
+                   "pelab: {} rank {} of {} (pid {}), still running {:.0f} s after another rank "
+                   "failed\n",
+                   due == SIGKILL ? "killing" : "stopping", rank, ranks, straggler,
+                   std::chrono::duration<double>(since).count());
         ::kill(straggler, due);
       }
       signal_sent = due;

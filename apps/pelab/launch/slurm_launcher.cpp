@@ -17,6 +17,7 @@
 #include "pelab/base/error.h"
 #include "pelab/config/manifest.h"
 #include "pelab/io/file_io.h"
+#include "pelab/runs/experiment_folder.h"
 
 extern char** environ;
 
@@ -121,8 +122,10 @@ struct SlurmFiles {
 SlurmFiles slurm_files(const LaunchPlan& plan) {
   SlurmFiles files;
   files.output = fs::absolute(plan.output);
-  files.experiment_dir = files.output / plan.manifest->name();
-  files.slurm_dir = files.experiment_dir / "slurm";
+  const ExperimentFolder experiment =
+      ExperimentFolder::of(files.output.string(), plan.manifest->name());
+  files.experiment_dir = experiment.dir();
+  files.slurm_dir = experiment.slurm_folder();
   files.manifest_copy = files.slurm_dir / fs::path(plan.manifest_path).filename();
   return files;
 }
@@ -165,9 +168,9 @@ std::vector<std::string> resubmit_command_line(const LaunchPlan& plan) {
 void print_dry_run(const SlurmFiles& files, const std::string& sweep_script,
                    const std::string& report_script, const std::vector<std::string>& submit_sweep,
                    const std::vector<std::string>& submit_report) {
-  std::printf("# %s\n%s\n# %s\n%s\n# submit:\n%s\n%s\n", files.sweep_script().c_str(),
-              sweep_script.c_str(), files.report_script().c_str(), report_script.c_str(),
-              shell_line(submit_sweep).c_str(), shell_line(submit_report).c_str());
+  fmt::print("# {}\n{}\n# {}\n{}\n# submit:\n{}\n{}\n", files.sweep_script().string(), sweep_script,
+             files.report_script().string(), report_script, shell_line(submit_sweep),
+             shell_line(submit_report));
 }
 
 void write_scripts(const LaunchPlan& plan, const SlurmFiles& files, const std::string& sweep_script,
@@ -186,10 +189,10 @@ std::vector<LaunchResult> submit_jobs(const LaunchPlan& plan,
   const std::string array_job = job_id(run_command(submit_sweep), "job array");
   submit_report[2] = "--dependency=afterany:" + array_job;
   const std::string report_job = job_id(run_command(submit_report), "report job");
-  std::printf(
-      "submitted job array %s (%zu task(s): --array=%s) and report job %s (after the "
-      "array ends)\n",
-      array_job.c_str(), plan.runs.size(), array.c_str(), report_job.c_str());
+  fmt::print(
+      "submitted job array {} ({} task(s): --array={}) and report job {} (after the array "
+      "ends)\n",
+      array_job, plan.runs.size(), array, report_job);
   std::vector<LaunchResult> results;
   for (std::size_t index : plan.runs)
     results.push_back({index, LaunchState::kSubmitted, fmt::format("{}_{}", array_job, index + 1)});

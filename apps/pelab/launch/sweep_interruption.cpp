@@ -8,6 +8,7 @@
 #include <climits>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 
 #include "pelab/base/error.h"
 
@@ -44,8 +45,9 @@ SweepInterruption::SweepInterruption(const std::string& file, const std::string&
   PELAB_INTERNAL_ASSERT(!installed.exchange(true), "one SweepInterruption at a time");
   PELAB_CHECK(file.size() < PATH_MAX && dir.size() < PATH_MAX,
               "the manifest snapshot's path is longer than PATH_MAX: {}", file);
-  std::snprintf(snapshot_file, PATH_MAX, "%s", file.c_str());
-  std::snprintf(snapshot_dir, PATH_MAX, "%s", dir.c_str());
+  // Copied now: the signal handler may not allocate.
+  std::memcpy(snapshot_file, file.c_str(), file.size() + 1);
+  std::memcpy(snapshot_dir, dir.c_str(), dir.size() + 1);
   for (auto& worker : workers)
     worker.store(0);
   struct sigaction action = {};

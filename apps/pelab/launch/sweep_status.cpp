@@ -58,7 +58,7 @@ void write_sweep_record(const std::string& experiment_dir, const Manifest& manif
   record.manifest = fs::absolute(manifest_path).string();
   record.overrides = overrides;
   for (const RunConfig& run : manifest.runs())
-    record.runs.push_back(ExperimentFolder::relative_run_path(run.point, run.seed));
+    record.runs.push_back(relative_run_path(run.point, run.seed));
   ExperimentFolder(experiment_dir).write_sweep_record(record);
 }
 

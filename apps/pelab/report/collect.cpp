@@ -11,9 +11,9 @@
 #include <boost/filesystem.hpp>
 
 #include "pelab/base/error.h"
+#include "pelab/base/plugin_kind.h"
 #include "pelab/config/sections.h"
 #include "pelab/io/file_io.h"
-#include "pelab/plugins/plugin_kind.h"
 #include "pelab/plugins/registry.h"
 #include "pelab/runs/experiment_folder.h"
 #include "pelab/runs/probing.h"

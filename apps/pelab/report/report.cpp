@@ -678,7 +678,8 @@ void add_figures_section(Document& doc, const std::string& dir, const std::strin
                     figures_dir));
   }
   for (const auto& figure : figures)
-    doc.image(dir, "figures/" + figure.name + ".png", figure.caption);
+    doc.image(dir, fmt::format("{}/{}.png", ExperimentFolder::kFiguresFolder, figure.name),
+              figure.caption);
 }
 
 // The runs' notes, the runs left out and the report's warnings.
@@ -721,8 +722,8 @@ void add_files_paragraph(Document& doc) {
       "probe scalar and cost), figures/*.png with the gnuplot scripts that drew them "
       "(figures/*.gp, data inline), and per run {}/ in its experiment folder ({}, {}, {}, "
       "{}/*.npy, {}/*.json and *.npy).",
-      ExperimentFolder::kRunLayout, RunFolder::kConfigFile, RunFolder::kMetricsFile,
-      RunFolder::kSummaryFile, RunFolder::kSnapshotFolder, RunFolder::kProbeFolder));
+      kRunLayout, RunFolder::kConfigFile, RunFolder::kMetricsFile, RunFolder::kSummaryFile,
+      RunFolder::kSnapshotFolder, RunFolder::kProbeFolder));
 }
 
 // The report's document, section by section; embeds the PNGs drawn in `dir`/figures.
@@ -745,11 +746,11 @@ Document report_document(const Experiment& experiment, const ReportResult& resul
 }
 
 void write_documents(const Document& doc, const std::string& title, ReportResult& result) {
-  const std::string& dir = result.dir;
-  write_file_atomically(dir + "/report.md", doc.markdown());
-  write_file_atomically(dir + "/report.html", doc.html(title));
-  result.files.push_back(dir + "/report.md");
-  result.files.push_back(dir + "/report.html");
+  const ExperimentFolder folder(result.dir);
+  write_file_atomically(folder.report_markdown_file(), doc.markdown());
+  write_file_atomically(folder.report_html_file(), doc.html(title));
+  result.files.push_back(folder.report_markdown_file());
+  result.files.push_back(folder.report_html_file());
 }
 
 }  // namespace
@@ -773,11 +774,12 @@ ReportResult write_report(const std::vector<std::string>& dirs, const std::strin
   result.warnings = experiment.warnings;
   const Geometry geometry = geometry_of(experiment, registry, result.warnings);
 
-  write_file_atomically(dir + "/results.csv", results_csv(experiment));
-  result.files.push_back(dir + "/results.csv");
+  const ExperimentFolder folder(dir);
+  write_file_atomically(folder.results_file(), results_csv(experiment));
+  result.files.push_back(folder.results_file());
 
   // Figures: scripts always; PNGs when gnuplot runs.
-  const std::string figures_dir = dir + "/figures";
+  const std::string figures_dir = folder.figures_folder();
   const std::vector<Figure> figures = make_figures(experiment, geometry);
   const bool have_gnuplot = write_figures(figures, figures_dir, options, result);
 

@@ -1,6 +1,7 @@
 #include "pelab/config/manifest.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <functional>
 #include <optional>
@@ -13,7 +14,6 @@
 #include "pelab/base/error.h"
 #include "pelab/io/file_io.h"
 #include "pelab/plugins/registry.h"
-#include "pelab/runs/experiment_folder.h"
 
 namespace pelab {
 
@@ -819,7 +819,8 @@ class RunCollector {
   RunConfig resolve_point(const Overlay& overlay, const std::vector<std::string>& labels) const {
     Resolver resolver(source_name_, root_, registry_, overlay);
     RunConfig point = resolver.resolve();
-    // A run's stored configuration names its point; a manifest with a sweep names its points itself.
+    // A run's stored configuration names its point; a manifest with a sweep names its points
+    // itself.
     point.point = swept_ ? fmt::format("{}", fmt::join(labels, ","))
                          : point.experiment_params.string("point");
     point.experiment_params.set("point", point.point, point.experiment_params.location("point"));
@@ -929,8 +930,18 @@ PluginSpec parse_plugin_spec(const std::string& text, PluginKind kind, Registry&
   return Resolver(source_name, root, registry, overlay).resolve_plugin_at(key, kind);
 }
 
+std::string relative_run_path(const std::string& point, std::int64_t seed) {
+  std::string folder = point.empty() ? "default" : "";
+  for (char c : point) {
+    const bool safe = std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' ||
+                      c == '-' || c == '=' || c == '+' || c == ',';
+    folder += safe ? c : '_';
+  }
+  return fmt::format("{}/seed-{}", folder, seed);
+}
+
 std::string RunConfig::relative_dir() const {
-  return ExperimentFolder::run_path(experiment, point, seed);
+  return experiment + "/" + relative_run_path(point, seed);
 }
 
 std::string RunConfig::to_toml() const {

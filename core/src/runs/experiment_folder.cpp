@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "pelab/base/error.h"
+#include "pelab/config/manifest.h"
 #include "pelab/io/file_io.h"
 #include "pelab/runs/run_folder.h"
 
@@ -20,18 +21,6 @@ namespace {
 
 constexpr const char* kSweepRecord = "sweep.json";
 constexpr const char* kSeedPrefix = "seed-";
-constexpr const char* kDefaultPoint = "default";
-
-std::string folder_name(const std::string& point) {
-  if (point.empty()) return kDefaultPoint;
-  std::string out;
-  for (char c : point) {
-    const bool safe = std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' ||
-                      c == '-' || c == '=' || c == '+' || c == ',';
-    out += safe ? c : '_';
-  }
-  return out;
-}
 
 std::vector<std::string> sorted_subfolders(const fs::path& dir) {
   std::vector<std::string> names;
@@ -47,13 +36,21 @@ std::vector<std::string> sorted_subfolders(const fs::path& dir) {
 
 ExperimentFolder::ExperimentFolder(std::string dir) : dir_(std::move(dir)) {}
 
-std::string ExperimentFolder::run_path(const std::string& experiment, const std::string& point,
-                                       std::int64_t seed) {
-  return experiment + "/" + relative_run_path(point, seed);
+ExperimentFolder ExperimentFolder::of(const std::string& output_root,
+                                      const std::string& experiment) {
+  return ExperimentFolder((fs::path(output_root) / experiment).string());
 }
 
-std::string ExperimentFolder::relative_run_path(const std::string& point, std::int64_t seed) {
-  return fmt::format("{}/{}{}", folder_name(point), kSeedPrefix, seed);
+std::string ExperimentFolder::path(const std::string& relative) const {
+  return (fs::path(dir_) / relative).string();
+}
+
+std::string ExperimentFolder::manifest_snapshot_prefix(const std::string& host) {
+  return ".manifest-" + host + "-";
+}
+
+std::string ExperimentFolder::manifest_snapshot_folder(const std::string& host, long pid) const {
+  return path(manifest_snapshot_prefix(host) + std::to_string(pid));
 }
 
 std::vector<std::string> ExperimentFolder::seed_folders() const {
@@ -85,7 +82,7 @@ std::vector<std::string> ExperimentFolder::run_folders(const std::string& dir) {
 }
 
 std::string ExperimentFolder::sweep_record_path() const {
-  return (fs::path(dir_) / kSweepRecord).string();
+  return path(kSweepRecord);
 }
 
 void ExperimentFolder::write_sweep_record(const SweepRecord& record) const {

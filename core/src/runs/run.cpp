@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <optional>
 #include <set>
-#include <thread>
 #include <utility>
 
 #include <fmt/format.h>
@@ -19,6 +18,7 @@
 
 #include "pelab/base/error.h"
 #include "pelab/config/sections.h"
+#include "pelab/host/host_execution.h"
 #include "pelab/host/host_info.h"
 #include "pelab/host/subnormals.h"
 #include "pelab/io/file_io.h"
@@ -28,6 +28,7 @@
 #include "pelab/runs/reusable_run.h"
 #include "pelab/runs/run_claim.h"
 #include "pelab/runs/run_folder.h"
+#include "pelab/runs/trained_encoder.h"
 #include "pelab/training/collective.h"
 #include "pelab/training/trainer.h"
 
@@ -427,10 +428,10 @@ class RunTraining {
         fmt::format("  seed {} epoch {}/{}  loss {:.4f}  {:.1f} steps/s  ETA {}", config_.seed,
                     epoch, train_.epochs, loss, steps_per_second(), format_duration(eta));
     if (::isatty(::fileno(stderr))) {
-      std::fprintf(stderr, "\r%-78s", line.c_str());
-      if (epoch == train_.epochs) std::fprintf(stderr, "\n");
+      fmt::print(stderr, "\r{:<78}", line);
+      if (epoch == train_.epochs) fmt::print(stderr, "\n");
     } else if (evaluated) {
-      std::fprintf(stderr, "%s\n", line.c_str());
+      fmt::print(stderr, "{}\n", line);
     }
   }
 
@@ -463,9 +464,10 @@ RankPlan share_plan(Collective* ranks, RankPlan plan) {
   return static_cast<RankPlan>(code.item<std::int64_t>());
 }
 
-std::int64_t thread_count(const RunConfig& config) {
-  const std::int64_t configured = config.train.integer("threads");
-  return configured > 0 ? configured : std::max(1u, std::thread::hardware_concurrency());
+HostExecution host_execution(const RunConfig& config, const RunOptions& options) {
+  return HostExecution::resolve(config.train.integer("threads"),
+                                config.train.boolean("flush_subnormals"),
+                                options.cores ? *options.cores : CoreShare::of_this_process());
 }
 
 }  // namespace
@@ -474,7 +476,7 @@ namespace {
 
 // A rank other than 0: trains what rank 0 decided, writes nothing.
 RunOutcome follow_rank_zero(const RunConfig& config, Registry& registry, Collective& ranks,
-                            RunOutcome outcome) {
+                            const HostExecution& execution, RunOutcome outcome) {
   const RankPlan plan = share_plan(&ranks, RankPlan::kFresh);
   if (plan == RankPlan::kSkipped) {
     outcome.skipped = true;
@@ -488,8 +490,7 @@ RunOutcome follow_rank_zero(const RunConfig& config, Registry& registry, Collect
   PELAB_CHECK(plan != RankPlan::kFailed, "{}: rank 0 could not start run {} (see its error)",
               ranks.rendezvous().describe(), config.relative_dir());
   const auto started = Clock::now();
-  torch::set_num_threads(static_cast<int>(thread_count(config)));
-  set_flush_subnormals(config.train.boolean("flush_subnormals"));
+  execution.apply();
   BuiltRun run = build_run(config, registry, WithTrainer::kYes, nullptr, &ranks);
   spdlog::logger silent("run");  // no sinks: rank 0 keeps the run's log
   RunTraining training(config, run, nullptr, nullptr, silent, &ranks, started);
@@ -642,13 +643,14 @@ BuiltRun build_recorded(const RunConfig& config, Registry& registry, const RunFo
 // The log's first lines: what trains the run, on what host, and the host's warnings that concern
 // it (the bf16 warning only for runs that compute in bf16).
 void log_run_start(spdlog::logger& logger, const RunConfig& config, const BuiltRun& run,
-                   const RunClaim& claim, std::int64_t threads, Collective* ranks,
+                   const RunClaim& claim, const HostExecution& execution, Collective* ranks,
                    const HostInfo& host) {
   const std::int64_t world = ranks != nullptr ? ranks->size() : 1;
   logger.info(
-      "run {} seed {} on {}: {} parameters, {} threads{}", config.relative_dir(), config.seed,
-      claim.owner_description(), run.model->parameter_count(), threads,
-      world > 1 ? fmt::format(" per rank, {} ranks ({})", world, ranks->rendezvous().source) : "");
+      "run {} seed {} on {}: {} parameters, {}{}", config.relative_dir(), config.seed,
+      claim.owner_description(), run.model->parameter_count(),
+      world > 1 ? fmt::format("{} ranks ({}), each ", world, ranks->rendezvous().source) : "",
+      execution.text());
   logger.info("host: {}", host_line(host));
   const std::string& precision = config.train.string("precision");
   for (const std::string& warning : host.warnings) {
@@ -665,8 +667,8 @@ void finish_run(const RunConfig& config, BuiltRun& run, const RunTraining& train
   RunSummary summary = summary_of(config, "finished");
   // Probes read the model with host tensors, wherever it trained.
   run.model->to(torch::kCPU);
-  const ProbeContext context{run.layout, training.snapshots(), run.model.get(), run.task.get(),
-                             &registry};
+  TrainedEncoder trained(*run.model, *run.task);
+  const ProbeContext context{run.layout, training.snapshots(), &trained, run.task.get(), &registry};
   for (const auto& probe : run_probes(config.probes, context, registry, folder)) {
     summary.probes[probe.name] = probe.scalars;
     if (!probe.error.empty()) logger.warn("probe {} failed: {}", probe.name, probe.error);
@@ -697,8 +699,9 @@ RunOutcome execute_run(const RunConfig& config, Registry& registry, const std::s
       options.ranks != nullptr && options.ranks->size() > 1 ? options.ranks : nullptr;
   RunOutcome outcome;
   outcome.dir = (fs::path(output_root) / config.relative_dir()).string();
+  const HostExecution execution = host_execution(config, options);
   if (ranks != nullptr && ranks->rank() != 0)
-    return follow_rank_zero(config, registry, *ranks, outcome);
+    return follow_rank_zero(config, registry, *ranks, execution, outcome);
 
   const RunFolder folder(outcome.dir);
   const ClaimedRun claimed = claim_run(config, registry, folder, options, ranks, outcome);
@@ -706,12 +709,10 @@ RunOutcome execute_run(const RunConfig& config, Registry& registry, const std::s
   const auto started = Clock::now();
 
   const auto logger = run_logger(folder);
-  const std::int64_t threads = thread_count(config);
-  torch::set_num_threads(static_cast<int>(threads));
-  set_flush_subnormals(config.train.boolean("flush_subnormals"));
+  execution.apply();
   BuiltRun run = build_recorded(config, registry, folder, ranks, *logger);
   const HostInfo host = host_info();
-  log_run_start(*logger, config, run, *claimed.claim, threads, ranks, host);
+  log_run_start(*logger, config, run, *claimed.claim, execution, ranks, host);
 
   RunTraining training(config, run, &folder, claimed.claim.get(), *logger, ranks, started);
   if (claimed.plan == RankPlan::kResume) {
@@ -720,8 +721,8 @@ RunOutcome execute_run(const RunConfig& config, Registry& registry, const std::s
     training.start_fresh();
   }
   training.train(options.progress, options.progress_fd);
-  finish_run(config, run, training, folder, registry, threads, ranks != nullptr ? ranks->size() : 1,
-             host, *logger, outcome);
+  finish_run(config, run, training, folder, registry, execution.threads,
+             ranks != nullptr ? ranks->size() : 1, host, *logger, outcome);
   return outcome;
 }
 

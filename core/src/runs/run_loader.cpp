@@ -31,8 +31,7 @@ LoadedRun load_run(const std::string& dir, Registry& registry, const std::string
   loaded.layout = run.layout;
   if (folder.has_checkpoint()) {
     const auto checkpoint = folder.load_checkpoint(*run.model, /*optimizer=*/nullptr);
-    if (!checkpoint.warning.empty())
-      std::fprintf(stderr, "warning: %s\n", checkpoint.warning.c_str());
+    if (!checkpoint.warning.empty()) fmt::print(stderr, "warning: {}\n", checkpoint.warning);
     loaded.checkpoint_epoch = checkpoint.epoch;
     run.model->eval();
     loaded.model = run.model;

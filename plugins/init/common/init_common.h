@@ -13,9 +13,7 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
-#include <pelab/base/error.h>
-#include <pelab/interfaces/layout.h>
-#include <pelab/plugins/plugin.h>
+#include <pelab/sdk.h>
 
 namespace pelab::init_common {
 

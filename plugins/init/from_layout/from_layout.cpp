@@ -10,8 +10,7 @@
 
 #include <torch/torch.h>
 
-#include <pelab/base/error.h>
-#include <pelab/plugins/plugin.h>
+#include <pelab/sdk.h>
 
 #include "../common/init_common.h"
 

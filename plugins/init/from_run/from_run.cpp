@@ -11,10 +11,7 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
-#include <pelab/base/error.h>
-#include <pelab/plugins/plugin.h>
-#include <pelab/runs/experiment_folder.h>
-#include <pelab/runs/run_folder.h>
+#include <pelab/sdk.h>
 
 #include "../common/init_common.h"
 
@@ -54,9 +51,10 @@ class FromRunInitializer : public Initializer {
   PESnapshot chosen_snapshot(const InitContext& context) const {
     PELAB_CHECK(!run_.empty(),
                 "{}: from_run needs the run folder to read the PE from: init = {{ plugin = "
-                "\"from_run\", run = \"runs/<experiment>/{}\" }}",
-                context.what, ExperimentFolder::kRunLayout);
-    const std::vector<PESnapshot> snapshots = RunFolder(run_).read_snapshots();
+                "\"from_run\", run = \"{}\" }}",
+                context.what, FinishedRun::folder_layout());
+    const FinishedRun run(run_);
+    const std::vector<PESnapshot> snapshots = run.snapshots();
     std::vector<std::int64_t> epochs;
     for (const PESnapshot& snapshot : snapshots) {
       if (snapshot.tables.defined()) epochs.push_back(snapshot.epoch);
@@ -64,7 +62,7 @@ class FromRunInitializer : public Initializer {
     PELAB_CHECK(!epochs.empty(),
                 "{}: from_run found no PE tables in '{}': give the folder of a finished run whose "
                 "PE has a table",
-                context.what, RunFolder(run_).snapshot_folder());
+                context.what, run.snapshot_folder());
     const std::int64_t epoch = epoch_ < 0 ? epochs.back() : epoch_;
     const auto found = std::find_if(snapshots.begin(), snapshots.end(), [&](const PESnapshot& s) {
       return s.epoch == epoch && s.tables.defined();
@@ -82,9 +80,9 @@ class FromRunInitializer : public Initializer {
 
 void declare(ParamSchema& schema) {
   schema.string("run", "",
-                fmt::format("The finished run folder to read the PE from, <out>/<experiment>/{} "
-                            "(relative to the working folder).",
-                            ExperimentFolder::kRunLayout));
+                fmt::format("The finished run folder to read the PE from, {} (relative to the "
+                            "working folder).",
+                            FinishedRun::folder_layout()));
   schema.integer("epoch", -1, "The snapshot's epoch; -1 = the run's last.").at_least(-1);
   schema
       .integer("block", -1,

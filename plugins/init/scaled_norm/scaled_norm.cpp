@@ -9,9 +9,7 @@
 
 #include <torch/torch.h>
 
-#include <pelab/base/error.h>
-#include <pelab/plugins/plugin.h>
-#include <pelab/plugins/registry.h>
+#include <pelab/sdk.h>
 
 namespace pelab {
 namespace {

@@ -4,8 +4,7 @@
 
 #include <torch/torch.h>
 
-#include <pelab/base/error.h>
-#include <pelab/plugins/plugin.h>
+#include <pelab/sdk.h>
 
 namespace pelab {
 namespace {

@@ -9,7 +9,7 @@
 
 #include <torch/torch.h>
 
-#include <pelab/plugins/plugin.h>
+#include <pelab/sdk.h>
 
 #include "../common/init_common.h"
 

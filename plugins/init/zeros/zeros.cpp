@@ -3,7 +3,7 @@
 
 #include <torch/torch.h>
 
-#include <pelab/plugins/plugin.h>
+#include <pelab/sdk.h>
 
 namespace pelab {
 namespace {

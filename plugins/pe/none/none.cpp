@@ -1,6 +1,6 @@
 // NoPE: the model gets no positional information at all. The baseline every PE is compared with.
 
-#include <pelab/plugins/plugin.h>
+#include <pelab/sdk.h>
 
 namespace pelab {
 namespace {

@@ -8,8 +8,7 @@
 
 #include <torch/torch.h>
 
-#include <pelab/base/error.h>
-#include <pelab/plugins/plugin.h>
+#include <pelab/sdk.h>
 
 #include "../../common/coordinates.h"
 

@@ -6,14 +6,8 @@
 #include <cmath>
 
 #include <torch/torch.h>
-#include <boost/filesystem.hpp>
 
-#include <pelab/base/error.h>
-#include <pelab/interfaces/task.h>
-#include <pelab/io/file_io.h>
-#include <pelab/model/transformer_encoder.h>
-#include <pelab/plugins/plugin.h>
-#include <pelab/runs/run_folder.h>
+#include <pelab/sdk.h>
 
 #include "../common/probe_math.h"
 
@@ -72,17 +66,11 @@ class AttentionProbe : public Probe {
 
     if (!reference_run_.empty()) {
       // The maps its own attention probe wrote (the output of a probe listed once).
-      const std::string maps = RunFolder::probe_array_file("attention", "maps");
-      const std::string file = RunFolder(reference_run_).path(maps);
-      PELAB_CHECK(boost::filesystem::exists(file),
-                  "reference_run '{}' has no {}: run the attention probe on it first (`pelab "
-                  "probe {} --probe attention`)",
-                  reference_run_, maps, reference_run_);
-      const torch::Tensor reference = pm::f64(read_npy(file));
+      const torch::Tensor reference = pm::f64(reference_maps());
       PELAB_CHECK(reference.sizes() == mean.sizes(),
-                  "the reference maps in '{}' have shape [{}] but this run's maps have shape [{}]: "
+                  "the reference maps of '{}' have shape [{}] but this run's maps have shape [{}]: "
                   "compare runs with the same blocks, heads and tokens",
-                  file, shape(reference), shape(mean));
+                  reference_run_, shape(reference), shape(mean));
       std::vector<double> similarity;
       for (std::int64_t b = 0; b < mean.size(0); ++b) {
         const torch::Tensor x = mean[b].flatten();
@@ -102,6 +90,14 @@ class AttentionProbe : public Probe {
   }
 
  private:
+  torch::Tensor reference_maps() const {
+    try {
+      return FinishedRun(reference_run_).probe_array("attention", "maps");
+    } catch (const Error& e) {
+      throw Error(fmt::format("reference_run: {}", e.what()));
+    }
+  }
+
   static std::string shape(const torch::Tensor& t) {
     std::string out;
     for (std::int64_t i = 0; i < t.dim(); ++i)
@@ -125,7 +121,7 @@ void declare(ParamSchema& schema) {
   schema.string("reference_run", "",
                 fmt::format("A run folder whose {} to compare with (cosine similarity per "
                             "block); empty: no comparison.",
-                            RunFolder::probe_array_file("attention", "maps")));
+                            FinishedRun::probe_array_file("attention", "maps")));
 }
 
 std::shared_ptr<Probe> create(const PluginContext& context) {

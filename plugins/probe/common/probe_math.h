@@ -14,10 +14,7 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
-#include <pelab/base/error.h>
-#include <pelab/base/random.h>
-#include <pelab/interfaces/layout.h>
-#include <pelab/interfaces/probe.h>
+#include <pelab/sdk.h>
 
 namespace pelab::probe_math {
 

@@ -7,7 +7,7 @@
 
 #include <torch/torch.h>
 
-#include <pelab/plugins/plugin.h>
+#include <pelab/sdk.h>
 
 #include "../common/probe_math.h"
 

@@ -12,8 +12,7 @@
 
 #include <torch/torch.h>
 
-#include <pelab/base/error.h>
-#include <pelab/plugins/plugin.h>
+#include <pelab/sdk.h>
 
 #include "../common/probe_math.h"
 

@@ -24,11 +24,7 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
-#include <pelab/model/transformer_encoder.h>
-#include <pelab/plugins/plugin.h>
-#include <pelab/runs/experiment_folder.h>
-#include <pelab/runs/run_folder.h>
-#include <pelab/training/trainer.h>
+#include <pelab/sdk.h>
 
 #include "../common/probe_math.h"
 
@@ -54,47 +50,42 @@ class InterventionProbe : public Probe {
     ProbeResult result;
     PELAB_CHECK(context.model != nullptr && context.task != nullptr,
                 "it re-evaluates the trained model on its task: run it on a run with a checkpoint");
-    std::vector<torch::Tensor> tables;  // the live tables, one per distinct PE
-    for (const auto& pe : context.model->positional_encodings()) {
-      auto* table_pe = dynamic_cast<TablePositionalEncoding*>(pe.get());
-      if (table_pe == nullptr) {
-        result.note = pe->table().defined()
-                          ? "the PE's table is computed (not a stored table): it cannot be replaced"
-                          : "the PE has no table (pe = none, or a PE acting on attention): no "
-                            "intervention changes it";
+    TrainedModel& model = *context.model;
+    std::vector<torch::Tensor> saved;  // the trained tables, one per distinct PE
+    for (std::int64_t pe = 0; pe < model.pe_count(); ++pe) {
+      std::string why_not;
+      const auto tensors = model.replaceable_tensors(pe, &why_not);
+      const auto table = tensors.find("table");
+      if (table == tensors.end()) {
+        result.note = why_not;
         return result;
       }
-      tables.push_back(table_pe->table());
+      saved.push_back(table->second);
     }
-    if (tables.empty()) {
+    if (saved.empty()) {
       result.note = "the model has no PE (pe = none): no intervention changes it";
       return result;
     }
     torch::NoGradGuard no_grad;
-    TrainConfig config;  // evaluation only: its batch size, dropout off
-    Trainer trainer(*context.model, *context.task, config);
-    const auto evaluate = [&] {
+    const auto evaluate = [&](const std::vector<PETensorReplacement>& replacements) {
       Scores scores;
-      for (const MetricRow& row : trainer.evaluate(0)) {
+      for (const MetricRow& row : model.evaluate(replacements)) {
         if (row.group == "all") scores[row.split + "_" + row.metric] = row.value;
       }
       return scores;
     };
-    const Scores baseline = evaluate();
+    const Scores baseline = evaluate({});
     for (const auto& [key, value] : baseline)
       result.scalars["baseline_" + key] = value;
-    const std::vector<torch::Tensor> saved = clones(tables);
 
-    // Evaluates with `replacement(b)` in block b for each b in `blocks`, then restores.
+    // Evaluates with `replacement(b)` in block b for each b in `blocks`.
     const auto with = [&](const std::vector<std::size_t>& blocks, const auto& replacement) {
+      std::vector<PETensorReplacement> replacements;
       for (std::size_t b : blocks)
-        tables[b].copy_(replacement(b));
-      const Scores scores = evaluate();
-      for (std::size_t b : blocks)
-        tables[b].copy_(saved[b]);
-      return worse_by(baseline, scores);
+        replacements.push_back({static_cast<std::int64_t>(b), "table", replacement(b)});
+      return worse_by(baseline, evaluate(replacements));
     };
-    std::vector<std::size_t> all(tables.size());
+    std::vector<std::size_t> all(saved.size());
     for (std::size_t b = 0; b < all.size(); ++b)
       all[b] = b;
 
@@ -110,7 +101,7 @@ class InterventionProbe : public Probe {
             with(blocks, [&](std::size_t b) { return saved[b].index_select(0, order); }));
       return each;
     };
-    record(result, "permuted", permuted(all), permuted_blocks(permuted, tables.size()));
+    record(result, "permuted", permuted(all), permuted_blocks(permuted, saved.size()));
 
     // Reset to the initial PE.
     if (!context.snapshots.empty() && context.snapshots.front().epoch == 0 &&
@@ -118,7 +109,7 @@ class InterventionProbe : public Probe {
       const torch::Tensor initial = context.snapshots.front().tables;
       check_shape(initial, saved, "the run's initial snapshot");
       const auto initial_of = [&](std::size_t b) { return initial[b].to(saved[b].dtype()); };
-      record(result, "reset", {with(all, initial_of)}, per_block(with, initial_of, tables.size()));
+      record(result, "reset", {with(all, initial_of)}, per_block(with, initial_of, saved.size()));
     } else {
       result.note = "no snapshot of epoch 0: the reset intervention was left out";
     }
@@ -128,20 +119,13 @@ class InterventionProbe : public Probe {
       const torch::Tensor reference = reference_tables(saved);
       const auto reference_of = [&](std::size_t b) { return reference[b].to(saved[b].dtype()); };
       record(result, "transplant", {with(all, reference_of)},
-             per_block(with, reference_of, tables.size()));
+             per_block(with, reference_of, saved.size()));
     }
     declare_headlines(result, *context.task);
     return result;
   }
 
  private:
-  static std::vector<torch::Tensor> clones(const std::vector<torch::Tensor>& tables) {
-    std::vector<torch::Tensor> out;
-    for (const torch::Tensor& table : tables)
-      out.push_back(table.detach().clone());
-    return out;
-  }
-
   static Scores worse_by(const Scores& baseline, const Scores& intervened) {
     Scores change;
     for (const auto& [key, value] : baseline) {
@@ -210,11 +194,12 @@ class InterventionProbe : public Probe {
   }
 
   torch::Tensor reference_tables(const std::vector<torch::Tensor>& saved) const {
-    const std::vector<PESnapshot> snapshots = RunFolder(reference_run_).read_snapshots();
+    const FinishedRun reference(reference_run_);
+    const std::vector<PESnapshot> snapshots = reference.snapshots();
     PELAB_CHECK(!snapshots.empty() && snapshots.back().tables.defined(),
-                "reference_run '{}' has no PE tables in its {}/ folder: give a finished run "
-                "folder (<out>/<experiment>/{}) of a PE with a table",
-                reference_run_, RunFolder::kSnapshotFolder, ExperimentFolder::kRunLayout);
+                "reference_run '{}' has no PE tables in {}: give a finished run folder ({}) of a "
+                "PE with a table",
+                reference_run_, reference.snapshot_folder(), FinishedRun::folder_layout());
     check_shape(
         snapshots.back().tables, saved,
         fmt::format("reference_run '{}' (epoch {})", reference_run_, snapshots.back().epoch));

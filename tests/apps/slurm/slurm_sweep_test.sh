@@ -77,7 +77,7 @@ tiny_sweep "[1]" 6 250 | sed 's/^"pe.init.std" = .*/"pe.init.std" = [0.2]/' >ran
 MASTER_ADDR=127.0.0.1 srun --ntasks 2 --cpus-per-task 1 --time 2 \
   "$pelab" run ranks.toml --out srun --quiet --no-report >srun.txt 2>&1 ||
   { cat srun.txt; fail "the srun step failed"; }
-grep -q "each run data-parallel over 2 ranks (Slurm (srun)), 1 thread(s) each" srun.txt ||
+grep -q "each run data-parallel over 2 ranks (Slurm (srun)), 1 core(s) each (SLURM_CPUS_PER_TASK=1)" srun.txt ||
   { cat srun.txt; fail "the ranks did not come from Slurm's variables"; }
 run=ranks/pe.init.std=0.2/seed-1
 grep -q '"ranks": 2' "srun/$run/summary.json" || fail "summary.json does not say 2 ranks"

@@ -673,4 +673,18 @@ TEST_F(ManifestHoleTest, TheExperimentSectionIsNotSwept) {
 }
 
 }  // namespace
+TEST(RunPathTest, NamesARunsFolderByItsPointAndSeed) {
+  EXPECT_EQ(relative_run_path("pe.init.std=0.2", 3), "pe.init.std=0.2/seed-3");
+  EXPECT_EQ(relative_run_path("", 7), "default/seed-7");
+  EXPECT_EQ(relative_run_path("pe=learned+init=normal+std=0.1,train.lr=0.001", 1),
+            "pe=learned+init=normal+std=0.1,train.lr=0.001/seed-1");
+  // Nothing of a point may leave its folder or break a shell: a slash, a space, a quote.
+  EXPECT_EQ(relative_run_path("task.path=a/b c\"d", 2), "task.path=a_b_c_d/seed-2");
+  RunConfig run;
+  run.experiment = "lst";
+  run.point = "pe.init.std=0.2";
+  run.seed = 3;
+  EXPECT_EQ(run.relative_dir(), "lst/pe.init.std=0.2/seed-3");
+}
+
 }  // namespace pelab

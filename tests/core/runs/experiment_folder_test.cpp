@@ -28,14 +28,19 @@ void make_run(const fs::path& dir) {
   std::ofstream(dir / RunFolder::kConfigFile) << "[experiment]\nname = \"e\"\n";
 }
 
-TEST(ExperimentFolderTest, NamesARunsFolderByItsPointAndSeed) {
-  EXPECT_EQ(ExperimentFolder::run_path("lst", "pe.init.std=0.2", 3), "lst/pe.init.std=0.2/seed-3");
-  EXPECT_EQ(ExperimentFolder::run_path("lst", "", 7), "lst/default/seed-7");
-  EXPECT_EQ(ExperimentFolder::relative_run_path("pe=learned+init=normal+std=0.1,train.lr=0.001", 1),
-            "pe=learned+init=normal+std=0.1,train.lr=0.001/seed-1");
-  // Nothing of a point may leave its folder or break a shell: a slash, a space, a quote.
-  EXPECT_EQ(ExperimentFolder::relative_run_path("task.path=a/b c\"d", 2),
-            "task.path=a_b_c_d/seed-2");
+TEST(ExperimentFolderTest, NamesEveryFileItHolds) {
+  const ExperimentFolder folder = ExperimentFolder::of("runs", "lst");
+  EXPECT_EQ(folder.dir(), "runs/lst");
+  EXPECT_EQ(folder.results_file(), "runs/lst/results.csv");
+  EXPECT_EQ(folder.report_markdown_file(), "runs/lst/report.md");
+  EXPECT_EQ(folder.report_html_file(), "runs/lst/report.html");
+  EXPECT_EQ(folder.figures_folder(), "runs/lst/figures");
+  EXPECT_EQ(folder.slurm_folder(), "runs/lst/slurm");
+  EXPECT_EQ(folder.sweep_record_path(), "runs/lst/sweep.json");
+  EXPECT_EQ(folder.manifest_snapshot_folder("node1", 42), "runs/lst/.manifest-node1-42");
+  EXPECT_EQ(folder.manifest_snapshot_folder("node1", 42)
+                .rfind(folder.path(ExperimentFolder::manifest_snapshot_prefix("node1")), 0),
+            0u);
 }
 
 TEST(ExperimentFolderTest, FindsItsSeedFoldersAndTheRunsAmongThem) {

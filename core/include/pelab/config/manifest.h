@@ -6,13 +6,22 @@
 #include <vector>
 
 #include "pelab/base/export.h"
-#include "pelab/config/params.h"
+#include "pelab/base/plugin_kind.h"
 #include "pelab/config/sections.h"
-#include "pelab/plugins/plugin_kind.h"
+#include "pelab/interfaces/params.h"
 
 namespace pelab {
 
 class Registry;
+
+/// Where a run lies in its experiment's folder, for what a message or a help text tells a reader.
+inline constexpr const char* kRunLayout = "<point>/seed-<s>";
+
+/// A run's folder relative to its experiment's folder, `<point>/seed-<seed>`: part of a run's
+/// identity, so the manifest refuses two runs that would share one. A run outside a sweep (point
+/// "") is in `default/`; a point's characters other than letters, digits and `._-=+,` become `_`.
+/// ExperimentFolder holds the folders this names.
+PELAB_API std::string relative_run_path(const std::string& point, std::int64_t seed);
 
 /// Everything one training run needs, fully resolved: every plugin table validated against its
 /// plugin's schema, every default filled in.
@@ -27,7 +36,7 @@ struct PELAB_API RunConfig {
   PluginSpec pe;
   std::vector<PluginSpec> probes;
 
-  /// The run's folder under the output root (ExperimentFolder::run_path).
+  /// The run's folder under the output root: `<experiment>/<relative_run_path>`.
   std::string relative_dir() const;
   /// The resolved configuration as a TOML document that `pelab run` accepts again.
   std::string to_toml() const;

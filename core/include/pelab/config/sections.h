@@ -4,7 +4,7 @@
 #include <string>
 
 #include "pelab/base/export.h"
-#include "pelab/config/params.h"
+#include "pelab/interfaces/params.h"
 
 namespace pelab {
 

@@ -8,8 +8,8 @@
 #include <string>
 
 #include "pelab/base/error.h"
-#include "pelab/config/params.h"
 #include "pelab/interfaces/layout.h"
+#include "pelab/interfaces/params.h"
 
 namespace pelab {
 

@@ -12,7 +12,7 @@
 
 namespace pelab {
 
-class TransformerEncoder;
+class TrainedModel;
 class Task;
 class Registry;
 
@@ -30,9 +30,9 @@ struct PELAB_API PESnapshot {
 struct PELAB_API ProbeContext {
   const Layout& layout;
   const std::vector<PESnapshot>& snapshots;
-  TransformerEncoder* model = nullptr;  // the trained model, when available
-  Task* task = nullptr;                 // the task, to read its splits
-  Registry* registry = nullptr;         // to build reference PEs
+  TrainedModel* model = nullptr;  // the trained model, when available (trained_model.h)
+  Task* task = nullptr;           // the task, to read its splits
+  Registry* registry = nullptr;   // to build reference PEs
 };
 
 /// Which way a scalar improves, for the reader of a report.

@@ -12,7 +12,7 @@
 #include <torch/types.h>
 
 #include "pelab/base/export.h"
-#include "pelab/config/params.h"
+#include "pelab/interfaces/params.h"
 #include "pelab/interfaces/positional_encoding.h"
 #include "pelab/interfaces/probe.h"
 #include "pelab/interfaces/task.h"

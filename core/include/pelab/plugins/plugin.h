@@ -21,19 +21,20 @@
 #include <boost/dll/alias.hpp>
 
 #include "pelab/base/export.h"
-#include "pelab/config/params.h"
+#include "pelab/base/plugin_kind.h"
 #include "pelab/interfaces/initializer.h"
 #include "pelab/interfaces/layout.h"
+#include "pelab/interfaces/params.h"
 #include "pelab/interfaces/positional_encoding.h"
 #include "pelab/interfaces/probe.h"
 #include "pelab/interfaces/task.h"
-#include "pelab/plugins/plugin_kind.h"
 
 namespace pelab {
 
 /// Bumped whenever anything in this header or in the four interfaces changes incompatibly.
 /// 7: InitContext::block (the block whose PE an initializer fills).
-inline constexpr std::uint32_t kPluginApiVersion = 7;
+/// 8: ProbeContext::model is a TrainedModel (the SDK's handle on the model), not the encoder.
+inline constexpr std::uint32_t kPluginApiVersion = 8;
 
 #define PELAB_PLUGIN_STRINGIFY_(x) #x
 #define PELAB_PLUGIN_STRINGIFY(x) PELAB_PLUGIN_STRINGIFY_(x)

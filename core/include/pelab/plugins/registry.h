@@ -8,9 +8,9 @@
 
 #include "pelab/base/error.h"
 #include "pelab/base/export.h"
-#include "pelab/config/params.h"
+#include "pelab/base/plugin_kind.h"
+#include "pelab/interfaces/params.h"
 #include "pelab/plugins/plugin.h"
-#include "pelab/plugins/plugin_kind.h"
 
 namespace pelab {
 

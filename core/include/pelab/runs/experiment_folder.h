@@ -18,24 +18,20 @@ struct PELAB_API SweepRecord {
 };
 
 /// An experiment's folder, `<out>/<experiment>/`, and the one place that names what it holds: a
-/// run folder (RunFolder) per sweep point and seed, `<point>/seed-<seed>/`, and `sweep.json`
-/// (SweepRecord).
+/// run folder (RunFolder) per sweep point and seed at `relative_run_path` (config/manifest.h),
+/// `sweep.json` (SweepRecord), what `pelab report` writes (`results.csv`, `report.md`,
+/// `report.html`, `figures/`), the `slurm/` folder of `pelab slurm`, and the hidden copies of the
+/// manifest that a `-j` sweep's workers read (`.manifest-<host>-<pid>/`). A report over several
+/// experiments writes into a folder of this kind too.
 class PELAB_API ExperimentFolder {
  public:
-  /// Where a run lies in it, for what a message or a help text tells a reader.
-  static constexpr const char* kRunLayout = "<point>/seed-<s>";
-
   explicit ExperimentFolder(std::string dir);
+  /// `<output_root>/<experiment>`.
+  static ExperimentFolder of(const std::string& output_root, const std::string& experiment);
 
   const std::string& dir() const { return dir_; }
-
-  /// `<experiment>/<point>/seed-<seed>`: where a run's folder lies under the output root. A run
-  /// outside a sweep (point "") is in `default/`; a point's characters other than letters,
-  /// digits and `._-=+,` become `_` in its folder's name.
-  static std::string run_path(const std::string& experiment, const std::string& point,
-                              std::int64_t seed);
-  /// `run_path` without its experiment: the run's folder relative to the experiment folder.
-  static std::string relative_run_path(const std::string& point, std::int64_t seed);
+  /// A file or folder in it: `dir/relative`.
+  std::string path(const std::string& relative) const;
 
   /// The `<point>/seed-<s>` folders in it, relative to it and sorted, whether or not a run has
   /// written to them yet.
@@ -49,6 +45,26 @@ class PELAB_API ExperimentFolder {
   void write_sweep_record(const SweepRecord& record) const;
   /// nullopt when the folder has no sweep.json; an Error when it has one pelab did not write.
   std::optional<SweepRecord> read_sweep_record() const;
+
+  // What `pelab report` writes.
+  static constexpr const char* kResultsFile = "results.csv";
+  static constexpr const char* kReportMarkdown = "report.md";
+  static constexpr const char* kReportHtml = "report.html";
+  static constexpr const char* kFiguresFolder = "figures";
+  std::string results_file() const { return path(kResultsFile); }
+  std::string report_markdown_file() const { return path(kReportMarkdown); }
+  std::string report_html_file() const { return path(kReportHtml); }
+  std::string figures_folder() const { return path(kFiguresFolder); }
+
+  /// `slurm/`: the array's scripts, its logs and the copy of the manifest its tasks run.
+  static constexpr const char* kSlurmFolder = "slurm";
+  std::string slurm_folder() const { return path(kSlurmFolder); }
+
+  /// The folder of the manifest copy that the `-j` sweep of process `pid` on `host` gives its
+  /// workers, and the prefix every such folder of `host` starts with (to find those of dead
+  /// processes).
+  std::string manifest_snapshot_folder(const std::string& host, long pid) const;
+  static std::string manifest_snapshot_prefix(const std::string& host);
 
  private:
   std::string dir_;

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "pelab/base/export.h"
-#include "pelab/config/params.h"
+#include "pelab/interfaces/params.h"
 #include "pelab/interfaces/probe.h"
 #include "pelab/runs/run_folder.h"
 

@@ -9,6 +9,7 @@
 
 #include "pelab/base/export.h"
 #include "pelab/config/manifest.h"
+#include "pelab/host/host_execution.h"
 #include "pelab/interfaces/layout.h"
 
 namespace pelab {
@@ -51,6 +52,9 @@ struct PELAB_API RunOptions {
   /// Rank 0 alone claims, writes and probes the run folder; every rank calls execute_run for the
   /// same runs in the same order.
   Collective* ranks = nullptr;
+  /// The cores this process was given for a run whose train.threads is 0 (HostExecution
+  /// resolves the run's threads from it once); nullopt: CoreShare::of_this_process().
+  std::optional<CoreShare> cores;
 };
 
 /// What one run produced.

@@ -10,8 +10,9 @@
 #include <torch/types.h>
 
 #include "pelab/base/export.h"
-#include "pelab/config/params.h"
+#include "pelab/interfaces/params.h"
 #include "pelab/interfaces/task.h"
+#include "pelab/interfaces/trained_model.h"
 #include "pelab/model/transformer_encoder.h"
 
 namespace pelab {
@@ -61,15 +62,6 @@ struct PELAB_API TrainConfig {
 /// that a loop of training steps does not page-fault its activations in again each step (the
 /// Trainer calls it; benchmarks of training-like loops should too). Process-wide, idempotent.
 PELAB_API void keep_freed_memory_for_reuse();
-
-/// One row of a run's metrics (RunFolder::write_metrics).
-struct PELAB_API MetricRow {
-  std::int64_t epoch = 0;
-  std::string split;
-  std::string group;  // "all" or a group name
-  std::string metric;
-  double value = 0.0;
-};
 
 /// Trains a TransformerEncoder on a task's first split and evaluates it on every split, on the
 /// configured device (the model is moved there). Randomness (shuffling, masks) comes from torch's

@@ -12,6 +12,7 @@
 #include "pelab/io/file_io.h"
 #include "pelab/model/transformer_encoder.h"
 #include "pelab/plugins/registry.h"
+#include "pelab/runs/trained_encoder.h"
 #include "probe_test_support.h"
 #include "test_support.h"
 
@@ -36,8 +37,9 @@ class Attention : public ::testing::Test {
     spec.params.set("reference_run", reference_run);
     spec.params.set("max_samples", max_samples);
     spec.params.set("batch_size", std::int64_t{16});
+    TrainedEncoder trained(*model_, *task_);
     return registry_.create_probe(spec)->run(ProbeContext{
-        layout_, snapshots_, with_model ? model_.get() : nullptr, task_.get(), &registry_});
+        layout_, snapshots_, with_model ? &trained : nullptr, task_.get(), &registry_});
   }
 
   Registry registry_;

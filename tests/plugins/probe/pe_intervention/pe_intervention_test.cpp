@@ -15,6 +15,7 @@
 #include "pelab/model/transformer_encoder.h"
 #include "pelab/plugins/registry.h"
 #include "pelab/runs/run_folder.h"
+#include "pelab/runs/trained_encoder.h"
 #include "probe_test_support.h"
 #include "test_support.h"
 
@@ -41,8 +42,9 @@ class Intervention : public ::testing::Test {
     PluginSpec spec = registry_.default_spec(PluginKind::kProbe, "pe_intervention");
     spec.params.set("permutations", std::int64_t{3});
     spec.params.set("reference_run", reference_run);
+    TrainedEncoder trained(*model_, *task_);
     return registry_.create_probe(spec)->run(
-        ProbeContext{layout_, snapshots_, model_.get(), task_.get(), &registry_});
+        ProbeContext{layout_, snapshots_, &trained, task_.get(), &registry_});
   }
 
   // Every "worse by" scalar of one intervention kind, e.g. "reset_".
@@ -139,7 +141,7 @@ TEST_F(Intervention, ATransplantOfAnotherShapeIsRefusedSayingWhy) {
     run(empty.path());
     FAIL() << "a folder without snapshots was accepted";
   } catch (const Error& e) {
-    EXPECT_THAT(e.what(), HasSubstr("has no PE tables in its pe/ folder"));
+    EXPECT_THAT(e.what(), HasSubstr("has no PE tables in"));
   }
 }
 

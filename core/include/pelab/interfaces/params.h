@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "pelab/base/export.h"
-#include "pelab/plugins/plugin_kind.h"
+#include "pelab/base/plugin_kind.h"
 
 namespace pelab {
 

@@ -1,4 +1,4 @@
-#include "pelab/config/params.h"
+#include "pelab/interfaces/params.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,6 +1,6 @@
 // Parameter schemas, validated values and their TOML rendering.
 
-#include "pelab/config/params.h"
+#include "pelab/interfaces/params.h"
 
 #include <cmath>
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "pelab/plugins/plugin_kind.h"
+#include "pelab/base/plugin_kind.h"
 
 namespace pelab {
 
