@@ -7,6 +7,7 @@
 #include "pelab/base/error.h"
 #include "pelab/plugins/registry.h"
 #include "pelab/runs/experiment_folder.h"
+#include "report/comparisons.h"
 #include "report/report.h"
 
 namespace pelab::cli {
@@ -16,6 +17,9 @@ namespace {
 void print(const report::ReportResult& result) {
   fmt::print("{} finished run(s) in {} point(s). Final values, mean ± SEM over seeds. {}\n",
              result.runs, result.points, result.metrics_table);
+  if (!result.comparisons_text.empty())
+    fmt::print("Comparisons (B - A, 95% bootstrap CI, sign-flip p, Holm p):\n{}\n",
+               result.comparisons_text);
   for (const auto& warning : result.warnings)
     fmt::print(stderr, "warning: {}\n", warning);
   const ExperimentFolder folder(result.dir);
@@ -37,6 +41,22 @@ int report(const GlobalOptions& global, const ReportOptions& report_options) {
               "report goes to (it is not written into any of the runs' folders), e.g. --out "
               "runs/comparison",
               dirs.size());
+  if (!report_options.compare.empty()) {
+    // One comparison, asked for by name: printed, nothing written.
+    const report::Experiment experiment = report::collect(dirs, &registry);
+    const auto tables =
+        report::compare_named(experiment, report::headline_metrics(experiment),
+                              report_options.compare[0], report_options.compare[1]);
+    PELAB_CHECK(!tables.empty(), "--compare: '{}' and '{}' share no evaluated metric",
+                report_options.compare[0], report_options.compare[1]);
+    fmt::print("B = {}\nA = {}\n{}\n", tables.front().rows.front().b,
+               tables.front().rows.front().a, tables.front().rows.front().comparison.method());
+    for (const auto& table : tables) {
+      fmt::print("{}: {}\n", table.metric,
+                 table.rows.front().comparison.text(table.display.format, table.display.factor));
+    }
+    return 0;
+  }
   const std::string out = report_options.out.empty() ? dirs.front() : report_options.out;
   print(report::write_report(dirs, out, &registry, settings));
   return 0;
@@ -68,6 +88,12 @@ ReportCommand::ReportCommand(CLI::App& app, const GlobalOptions& global)
   command_->add_option("--out", report_options_.out,
                        "The folder the report goes to (default: the one folder given; required "
                        "with several)");
+  command_
+      ->add_option("--compare", report_options_.compare,
+                   "Compare two points alone, B against A (`--compare A B`, by label or folder "
+                   "name): B - A per seed, its 95% bootstrap CI and sign-flip p on every headline "
+                   "metric and evaluation split; prints, writes nothing")
+      ->expected(2);
   command_->add_option("--gnuplot", report_options_.gnuplot,
                        "The gnuplot program (default: $PELAB_GNUPLOT, else gnuplot)");
 }

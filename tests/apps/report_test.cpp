@@ -240,6 +240,25 @@ TEST_F(ReportFolder, WithoutGnuplotTheScriptsAreWritten) {
 
 // A run copied by `pelab run --reuse` is a run like any other, but its cost is its source's: the
 // cost section says how many were copied.
+// The report tests what it shows: std 2 against std 0.2 on the test accuracy, paired over the two
+// seeds both hold (0.40 - 0.80 and 0.60 - 0.90: a mean of -35 points), which two seeds cannot
+// resolve; comparisons.csv carries the same row.
+TEST_F(ReportFolder, ComparesTheScalesOfASeriesPairedOnTheirSeeds) {
+  report::ReportOptions options;
+  options.gnuplot = "/nonexistent/gnuplot";
+  const report::ReportResult result = report::write_report(dir_ / "exp", &registry_, options);
+  const std::string md = test::slurp(dir_ / "exp/report.md");
+  EXPECT_THAT(md, HasSubstr("## Comparisons"));
+  EXPECT_THAT(md, HasSubstr("| learned, normal std=2 | learned, normal std=0.2 | 2 | -35.0 "));
+  EXPECT_THAT(md, HasSubstr("not resolved at n = 2"));
+  EXPECT_THAT(md, HasSubstr("smallest attainable p 0.5"));
+  EXPECT_THAT(result.comparisons_text, HasSubstr("test/all/accuracy: learned, normal std=2 - "
+                                                 "learned, normal std=0.2: -35.0"));
+  const std::string csv = test::slurp(dir_ / "exp/comparisons.csv");
+  EXPECT_THAT(csv, HasSubstr("points,test/all/accuracy,\"learned, normal std=0.2\",\"learned, "
+                             "normal std=2\",paired,2,-0.35"));
+}
+
 TEST_F(ReportFolder, TheCostSectionCountsTheCopiedRuns) {
   report::ReportOptions options;
   options.gnuplot = "/nonexistent/gnuplot";  // the tables alone

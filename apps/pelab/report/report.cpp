@@ -2,6 +2,7 @@
 // the experiment (or run) folder.
 
 #include "report.h"
+#include "report/comparisons.h"
 #include "report/phase_diagram.h"
 
 #include <sys/wait.h>
@@ -448,6 +449,121 @@ void add_metric_sections(Document& doc, const Experiment& experiment, const Tabl
   }
 }
 
+// A metric's value as its tables show it.
+std::string shown(const MetricDisplay& display, double value) {
+  if (!std::isfinite(value)) return "-";
+  return fmt::format(fmt::runtime(display.format), value * display.factor);
+}
+
+std::string interval(const MetricDisplay& display, double low, double high) {
+  return fmt::format("[{}, {}]", shown(display, low), shown(display, high));
+}
+
+std::string signed_shown(const MetricDisplay& display, double value) {
+  return (value >= 0 ? "+" : "") + shown(display, value);
+}
+
+std::string p_text(double p) {
+  return std::isfinite(p) ? fmt::format("{:.3g}", p) : std::string("-");
+}
+
+// "resolved", or "not resolved at n = 3 (about 14 seeds for 80% power; smallest p 0.25)"; `unit`
+// is what n counts.
+std::string verdict(const Comparison& c, const std::string& unit = "seeds") {
+  std::vector<std::string> notes;
+  if (!c.resolved() && c.seeds_for_power)
+    notes.push_back(fmt::format("about {} {} for 80% power", *c.seeds_for_power, unit));
+  if (c.min_p > 0.05) notes.push_back(fmt::format("smallest attainable p {:.3g}", c.min_p));
+  if (!c.paired) notes.push_back(fmt::format("unpaired: {} and {} seeds", c.n_a, c.n_b));
+  const std::string head = c.resolved() ? "resolved" : fmt::format("not resolved at n = {}", c.n);
+  return notes.empty() ? head : fmt::format("{} ({})", head, fmt::join(notes, "; "));
+}
+
+void add_condition_table(Document& doc, const Experiment& experiment, const ComparisonTable& table,
+                         const InferenceOptions& options) {
+  Rows rows;
+  for (const Point& point : experiment.points) {
+    std::vector<double> values;
+    for (const RunRecord& run : point.runs) {
+      const auto it = run.values.find(table.metric);
+      if (it != run.values.end()) values.push_back(it->second);
+    }
+    if (values.empty()) continue;
+    const ConditionSummary s = summarise_condition(values, options);
+    rows.push_back({point.label, std::to_string(s.n), std::to_string(s.failed),
+                    fmt::format("{} {}", shown(table.display, s.mean),
+                                interval(table.display, s.ci_low, s.ci_high)),
+                    shown(table.display, s.median), shown(table.display, s.iqm)});
+  }
+  doc.table({"point", "n", "failed", "mean [95% CI]", "median", "IQM"}, rows);
+}
+
+void add_comparison_sections(Document& doc, const Experiment& experiment,
+                             const Inference& inference) {
+  if (inference.tables.empty() && inference.instances.empty()) return;
+  const InferenceOptions options;
+  doc.heading(2, "Comparisons");
+  doc.paragraph(fmt::format(
+      "Within each series, every init scale against the series' smallest (B - A, in the units "
+      "of the tables above). Paired on the seeds both points hold: the mean of the per-seed "
+      "differences, a 95% percentile bootstrap CI ({} resamples of the seeds, seeded) and a "
+      "two-sided sign-flip permutation test (every flip enumerated up to 2^20); points whose "
+      "seeds differ are compared unpaired (difference of means, a permutation test of the "
+      "labels). p is adjusted with Holm's method over the comparisons of each table. Where the "
+      "CI contains 0 the difference is not resolved at that n, and the seeds that the observed "
+      "spread would need for 80% power (normal approximation) are given; with few seeds the "
+      "smallest attainable p is above 0.05 (2/2^n: 0.25 at n = 3). Per point: mean with its "
+      "bootstrap CI, median and interquartile mean (the spread over seeds is often heavy-tailed), "
+      "and the seeds that failed (a non-finite value). comparisons.csv has every row.",
+      options.resamples));
+  for (const ComparisonTable& table : inference.tables) {
+    doc.paragraph(fmt::format("{}, split `{}`:", table.display.title, table.split));
+    Rows rows;
+    for (const PointComparison& row : table.rows) {
+      const Comparison& c = row.comparison;
+      rows.push_back({row.b, row.a, std::to_string(c.n),
+                      fmt::format("{} {}", signed_shown(table.display, c.difference),
+                                  interval(table.display, c.ci_low, c.ci_high)),
+                      p_text(c.p), p_text(c.p_holm), verdict(c)});
+    }
+    doc.table({"B", "A", "n", "B - A [95% CI]", "p", "Holm p", ""}, rows, 2);
+    add_condition_table(doc, experiment, table, options);
+  }
+  if (inference.instances.empty()) return;
+  doc.heading(2, "Dataset instances");
+  doc.paragraph(
+      "Points that differ in a dataset instance (a task key ending in `seed`: another network, "
+      "cohort, split or puzzle set) as well as in the init scale: B - A per instance (the mean "
+      "over its paired seeds), then the instance as the unit (sign flip over the instances' "
+      "means, bootstrap over instances; Holm over the table), beside the spread of the instance "
+      "means (between instances) and the pooled spread of the per-seed differences within an "
+      "instance (between seeds). The last column pools every (instance, seed) pair as one unit: "
+      "it ignores that seeds of one instance share its data, and is shown for reference only.");
+  for (const InstanceComparison& each : inference.instances) {
+    const MetricDisplay& display = each.display;
+    std::vector<std::string> means;
+    for (std::size_t i = 0; i < each.instances.size(); ++i)
+      means.push_back(fmt::format("{}: {} (n {})", each.instances[i],
+                                  signed_shown(display, each.instance_means[i]),
+                                  each.instance_n[i]));
+    doc.paragraph(fmt::format("`{}`, {} vs {} over `{}`: {}", each.metric, each.b, each.a,
+                              each.instance_key, fmt::join(means, "; ")));
+    const Comparison& u = each.by_instance;
+    const Comparison& q = each.pooled;
+    doc.table({"instances", "B - A [95% CI], instance as unit", "p", "Holm p", "",
+               "sd between instances", "sd between seeds", "pooled pairs: B - A [95% CI], p"},
+              {{std::to_string(u.n),
+                fmt::format("{} {}", signed_shown(display, u.difference),
+                            interval(display, u.ci_low, u.ci_high)),
+                p_text(u.p), p_text(u.p_holm), verdict(u, "instances"),
+                shown(display, each.between_instance_sd),
+                shown(display, each.within_instance_sd),
+                fmt::format("{} {}, p = {} (n = {})", signed_shown(display, q.difference),
+                            interval(display, q.ci_low, q.ci_high), p_text(q.p), q.n)}},
+              0);
+  }
+}
+
 void add_phase_diagrams(Document& doc, const Experiment& experiment,
                         const std::vector<MetricDisplay>& metrics) {
   const std::vector<PhaseDiagram> diagrams = phase_diagrams(experiment);
@@ -589,15 +705,6 @@ void add_cost_section(Document& doc, const Experiment& experiment) {
   add_plugin_versions(doc, experiment);
 }
 
-// The splits a model is judged on: every split but the training one, unless it is the only one.
-std::vector<std::string> evaluation_splits(const Experiment& experiment) {
-  std::vector<std::string> splits;
-  for (const auto& split : experiment.splits) {
-    if (split != "train") splits.push_back(split);
-  }
-  return splits.empty() ? experiment.splits : splits;
-}
-
 // Each headline metric on each evaluation split as a point x seed table: how the seeds of a
 // point spread, and which seeds do well at every point, are read along its rows and columns.
 void add_per_seed_section(Document& doc, const Experiment& experiment, const Tables& tables) {
@@ -719,7 +826,8 @@ void add_points_section(Document& doc, const Experiment& experiment) {
 void add_files_paragraph(Document& doc) {
   doc.paragraph(fmt::format(
       "Files: results.csv (point,metric,mean,sem,n,series,init_scale for every final metric, "
-      "probe scalar and cost), figures/*.png with the gnuplot scripts that drew them "
+      "probe scalar and cost), comparisons.csv (every comparison of the Comparisons and "
+      "Dataset instances sections), figures/*.png with the gnuplot scripts that drew them "
       "(figures/*.gp, data inline), and per run {}/ in its experiment folder ({}, {}, {}, "
       "{}/*.npy, {}/*.json and *.npy).",
       kRunLayout, RunFolder::kConfigFile, RunFolder::kMetricsFile, RunFolder::kSummaryFile,
@@ -728,11 +836,13 @@ void add_files_paragraph(Document& doc) {
 
 // The report's document, section by section; embeds the PNGs drawn in `dir`/figures.
 Document report_document(const Experiment& experiment, const ReportResult& result,
-                         const Tables& tables, const std::vector<Figure>& figures,
-                         const std::string& figures_dir, bool have_gnuplot) {
+                         const Tables& tables, const Inference& inference,
+                         const std::vector<Figure>& figures, const std::string& figures_dir,
+                         bool have_gnuplot) {
   Document doc;
   add_introduction(doc, experiment, result);
   add_metric_sections(doc, experiment, tables);
+  add_comparison_sections(doc, experiment, inference);
   add_phase_diagrams(doc, experiment, tables.metrics);
   add_probe_section(doc, tables);
   add_cost_section(doc, experiment);
@@ -754,6 +864,14 @@ void write_documents(const Document& doc, const std::string& title, ReportResult
 }
 
 }  // namespace
+
+std::vector<std::string> evaluation_splits(const Experiment& experiment) {
+  std::vector<std::string> splits;
+  for (const auto& split : experiment.splits) {
+    if (split != "train") splits.push_back(split);
+  }
+  return splits.empty() ? experiment.splits : splits;
+}
 
 ReportResult write_report(const std::string& dir, Registry* registry,
                           const ReportOptions& options) {
@@ -785,8 +903,12 @@ ReportResult write_report(const std::vector<std::string>& dirs, const std::strin
 
   const Tables tables = make_tables(experiment);
   result.metrics_table = tables.metrics_text;
-  const Document doc =
-      report_document(experiment, result, tables, figures, figures_dir, have_gnuplot);
+  const Inference inference = infer(experiment, tables.metrics);
+  write_file_atomically(folder.comparisons_file(), comparisons_csv(inference));
+  result.files.push_back(folder.comparisons_file());
+  result.comparisons_text = comparisons_text(inference);
+  const Document doc = report_document(experiment, result, tables, inference, figures,
+                                       figures_dir, have_gnuplot);
   write_documents(doc, experiment.name + ": pelab report", result);
   return result;
 }

@@ -90,6 +90,9 @@ Experiment collect(const std::string& dir, Registry* registry = nullptr);
 /// machines) shares its points. A seed that two folders hold for the same point counts once.
 Experiment collect(const std::vector<std::string>& dirs, Registry* registry = nullptr);
 
+/// The splits a model is judged on: every split but the training one, unless it is the only one.
+std::vector<std::string> evaluation_splits(const Experiment& experiment);
+
 /// How the report shows one of the metrics that the tasks' objectives evaluate.
 struct MetricDisplay {
   std::string metric;   // as the run's metrics name it: "accuracy", "mse", "r"
@@ -144,6 +147,8 @@ struct ReportResult {
   bool figures_drawn = false;
   /// The plain-text tables of the headline metrics (accuracy; or MSE and r), for the terminal.
   std::string metrics_table;
+  /// The comparisons in one line each (comparisons.h), for the terminal; empty when none.
+  std::string comparisons_text;
   std::vector<std::string> files;
   std::vector<std::string> warnings;
 };

@@ -19,7 +19,7 @@ struct PELAB_API SweepRecord {
 
 /// An experiment's folder, `<out>/<experiment>/`, and the one place that names what it holds: a
 /// run folder (RunFolder) per sweep point and seed at `relative_run_path` (config/manifest.h),
-/// `sweep.json` (SweepRecord), what `pelab report` writes (`results.csv`, `report.md`,
+/// `sweep.json` (SweepRecord), what `pelab report` writes (`results.csv`, `comparisons.csv`, `report.md`,
 /// `report.html`, `figures/`), the `slurm/` folder of `pelab slurm`, and the hidden copies of the
 /// manifest that a `-j` sweep's workers read (`.manifest-<host>-<pid>/`). A report over several
 /// experiments writes into a folder of this kind too.
@@ -48,10 +48,12 @@ class PELAB_API ExperimentFolder {
 
   // What `pelab report` writes.
   static constexpr const char* kResultsFile = "results.csv";
+  static constexpr const char* kComparisonsFile = "comparisons.csv";
   static constexpr const char* kReportMarkdown = "report.md";
   static constexpr const char* kReportHtml = "report.html";
   static constexpr const char* kFiguresFolder = "figures";
   std::string results_file() const { return path(kResultsFile); }
+  std::string comparisons_file() const { return path(kComparisonsFile); }
   std::string report_markdown_file() const { return path(kReportMarkdown); }
   std::string report_html_file() const { return path(kReportHtml); }
   std::string figures_folder() const { return path(kFiguresFolder); }
