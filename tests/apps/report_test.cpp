@@ -259,6 +259,22 @@ TEST_F(ReportFolder, ComparesTheScalesOfASeriesPairedOnTheirSeeds) {
                              "normal std=2\",paired,2,-0.35"));
 }
 
+// A probe's p-values are combined over seeds (Fisher's method), never averaged: 0.01 and 0.2 give
+// 0.0144 (scipy.stats.combine_pvalues), one of the two below 0.05.
+TEST(ReportProbePValues, AreCombinedByFishersMethod) {
+  report::Point point;
+  for (const auto& [seed, p] : std::vector<std::pair<int, double>>{{1, 0.01}, {2, 0.2}}) {
+    report::RunRecord run;
+    run.seed = seed;
+    run.values["probe/rsa/p_value"] = p;
+    point.runs.push_back(run);
+  }
+  EXPECT_TRUE(report::is_p_value("probe/rsa/p_value"));
+  EXPECT_TRUE(report::is_p_value("probe/connectivity/partial_p_value_block1"));
+  EXPECT_FALSE(report::is_p_value("probe/rsa/spearman"));
+  EXPECT_EQ(report::combined_p_text(point, "probe/rsa/p_value"), "Fisher 0.0144 (1 of 2 < 0.05)");
+}
+
 TEST_F(ReportFolder, TheCostSectionCountsTheCopiedRuns) {
   report::ReportOptions options;
   options.gnuplot = "/nonexistent/gnuplot";  // the tables alone

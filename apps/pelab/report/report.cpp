@@ -381,7 +381,8 @@ void add_probe_table(const Experiment& experiment,
   for (const auto& point : experiment.points) {
     Row row = {point.label, scale_text(point)};
     for (const auto& key : tables.probe_keys)
-      row.push_back(mean_sem(point.stats, key, 1.0, "{:.3f}"));
+      row.push_back(is_p_value(key) ? combined_p_text(point, key)
+                                    : mean_sem(point.stats, key, 1.0, "{:.3f}"));
     tables.probe_rows.push_back(row);
   }
 }
@@ -864,6 +865,23 @@ void write_documents(const Document& doc, const std::string& title, ReportResult
 }
 
 }  // namespace
+
+std::string combined_p_text(const Point& point, const std::string& key) {
+  std::vector<double> p;
+  for (const RunRecord& run : point.runs) {
+    const auto it = run.values.find(key);
+    if (it != run.values.end() && std::isfinite(it->second)) p.push_back(it->second);
+  }
+  const std::optional<double> fisher = fisher_combined(p);
+  if (!fisher) return "-";
+  const auto below = std::count_if(p.begin(), p.end(), [](double v) { return v < 0.05; });
+  return fmt::format("Fisher {:.3g} ({} of {} < 0.05)", *fisher, below, p.size());
+}
+
+bool is_p_value(const std::string& key) {
+  const std::string name = key.substr(key.rfind('/') + 1);
+  return name.find("p_value") != std::string::npos;
+}
 
 std::vector<std::string> evaluation_splits(const Experiment& experiment) {
   std::vector<std::string> splits;

@@ -90,6 +90,13 @@ Experiment collect(const std::string& dir, Registry* registry = nullptr);
 /// machines) shares its points. A seed that two folders hold for the same point counts once.
 Experiment collect(const std::vector<std::string>& dirs, Registry* registry = nullptr);
 
+/// Whether a probe scalar is a p-value (`p_value`, `<x>_p_value`, per block too): combined over
+/// seeds by Fisher's method in the report, never averaged.
+bool is_p_value(const std::string& key);
+/// "Fisher 0.0144 (1 of 2 < 0.05)": a point's p-values of `key` over its seeds, as the report
+/// shows them; "-" when it has none.
+std::string combined_p_text(const Point& point, const std::string& key);
+
 /// The splits a model is judged on: every split but the training one, unless it is the only one.
 std::vector<std::string> evaluation_splits(const Experiment& experiment);
 
