@@ -29,4 +29,38 @@ trained=$(cat "$work/a.txt" "$work/b.txt" | grep -c "done in")
 "$pelab" run "$work/twice.toml" --out "$work/out" --no-report | grep -c "already finished" |
   grep -qx 6 || fail "a third pelab run did not find the 6 runs finished"
 [ -z "$(find "$work/out" -name 'claim.json' -o -name '*.tmp*')" ] || fail "claims or temporary files left behind"
+
+# Two *different* manifests (lr 1e-3 and 1e-2) started together on one experiment folder, again
+# and again: each point serves one configuration, so one process trains a point's seeds and the
+# other is refused at that point, naming the key; never a point whose seeds mix the two. The first
+# run of a point records its configuration (point.toml) under a lock before anything trains.
+tiny_sweep "[1, 2]" 2 256 "threads = 1
+lr = 0.001" >"$work/slow.toml"
+tiny_sweep "[1, 2]" 2 256 "threads = 1
+lr = 0.01" >"$work/fast.toml"
+sed -i 's/^seeds = /name = "mixed"\nseeds = /' "$work/slow.toml" "$work/fast.toml"
+for round in 1 2 3 4 5 6; do
+  rm -rf "$work/mixed"
+  "$pelab" run "$work/slow.toml" --out "$work/mixed" --no-report --quiet >"$work/slow.txt" 2>&1 &
+  a=$!
+  "$pelab" run "$work/fast.toml" --out "$work/mixed" --no-report --quiet >"$work/fast.txt" 2>&1 &
+  b=$!
+  wait "$a" && sa=0 || sa=$?
+  wait "$b" && sb=0 || sb=$?
+  for point in "$work"/mixed/mixed/*/; do
+    lrs=$(cat "$point"seed-*/config.toml 2>/dev/null | grep '^lr = ' | sort -u)
+    [ "$(echo "$lrs" | grep -c .)" -le 1 ] ||
+      fail "round $round: $point mixes two configurations: $(echo $lrs)"
+    [ -f "$point/point.toml" ] || fail "round $round: $point has no point.toml"
+    grep -qF "$(echo "$lrs" | head -1)" "$point/point.toml" ||
+      fail "round $round: $point's runs are not of the configuration its point.toml records"
+  done
+  # Both ending well means one of them found every point free: it trained them all first.
+  if [ "$sa" != 0 ] || [ "$sb" != 0 ]; then
+    cat "$work/slow.txt" "$work/fast.txt" | grep -q "serves another configuration" ||
+      { cat "$work/slow.txt" "$work/fast.txt"; fail "round $round: a refusal that does not say why"; }
+    cat "$work/slow.txt" "$work/fast.txt" | grep -q "train.lr: " ||
+      fail "round $round: the refusal does not name the differing key"
+  fi
+done
 echo PASS

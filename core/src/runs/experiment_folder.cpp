@@ -45,6 +45,19 @@ std::string ExperimentFolder::path(const std::string& relative) const {
   return (fs::path(dir_) / relative).string();
 }
 
+std::string ExperimentFolder::point_folder(const std::string& point) const {
+  // The parent of any seed's folder: the point's name as relative_run_path makes it.
+  return path(fs::path(relative_run_path(point, 0)).parent_path().string());
+}
+
+std::string ExperimentFolder::point_record_file(const std::string& point) const {
+  return (fs::path(point_folder(point)) / kPointRecordFile).string();
+}
+
+std::string ExperimentFolder::point_lock_file(const std::string& point) const {
+  return (fs::path(point_folder(point)) / ".point.lock").string();
+}
+
 std::string ExperimentFolder::manifest_snapshot_prefix(const std::string& host) {
   return ".manifest-" + host + "-";
 }

@@ -24,6 +24,7 @@
 #include "pelab/io/file_io.h"
 #include "pelab/model/transformer_encoder.h"
 #include "pelab/plugins/registry.h"
+#include "pelab/runs/point_record.h"
 #include "pelab/runs/probing.h"
 #include "pelab/runs/reusable_run.h"
 #include "pelab/runs/run_claim.h"
@@ -581,8 +582,9 @@ struct ClaimedRun {
   std::unique_ptr<RunClaim> claim;
 };
 
-ClaimedRun claim_run(const RunConfig& config, Registry& registry, const RunFolder& folder,
-                     const RunOptions& options, Collective* ranks, RunOutcome& outcome) {
+ClaimedRun claim_run(const RunConfig& config, Registry& registry, const std::string& output_root,
+                     const RunFolder& folder, const RunOptions& options, Collective* ranks,
+                     RunOutcome& outcome) {
   const StoredConfig resolved = StoredConfig::parse(config.to_toml(), folder.config_path());
   auto finished = [&] {
     const auto summary = folder.read_summary();
@@ -593,6 +595,8 @@ ClaimedRun claim_run(const RunConfig& config, Registry& registry, const RunFolde
   };
   ClaimedRun claimed;
   try {
+    // Before anything of the run is read or written: the point serves one configuration.
+    claim_point(config, output_root, registry, options.force);
     if (finished()) {
       claimed.plan = share_plan(ranks, RankPlan::kSkipped);
       return claimed;
@@ -704,7 +708,8 @@ RunOutcome execute_run(const RunConfig& config, Registry& registry, const std::s
     return follow_rank_zero(config, registry, *ranks, execution, outcome);
 
   const RunFolder folder(outcome.dir);
-  const ClaimedRun claimed = claim_run(config, registry, folder, options, ranks, outcome);
+  const ClaimedRun claimed =
+      claim_run(config, registry, output_root, folder, options, ranks, outcome);
   if (claimed.plan != RankPlan::kFresh && claimed.plan != RankPlan::kResume) return outcome;
   const auto started = Clock::now();
 

@@ -33,6 +33,14 @@ class PELAB_API ExperimentFolder {
   /// A file or folder in it: `dir/relative`.
   std::string path(const std::string& relative) const;
 
+  /// A sweep point's folder, `<point>/`, which holds its seeds' run folders and its record.
+  std::string point_folder(const std::string& point) const;
+  /// `<point>/point.toml`: the configuration the point serves (point_record.h), and the lock
+  /// under which it is written and read.
+  static constexpr const char* kPointRecordFile = "point.toml";
+  std::string point_record_file(const std::string& point) const;
+  std::string point_lock_file(const std::string& point) const;
+
   /// The `<point>/seed-<s>` folders in it, relative to it and sorted, whether or not a run has
   /// written to them yet.
   std::vector<std::string> seed_folders() const;
