@@ -80,8 +80,11 @@ std::optional<ReusableRun> ReusableRun::find(const StoredConfig& config,
         } catch (const Error&) {
           continue;  // an unreadable file is no match; its own sweep reports it
         }
-        if (stored.differences(config, ignored_keys()).empty())
-          return ReusableRun{dir.string(), std::move(*summary)};
+        if (!stored.differences(config, ignored_keys()).empty()) continue;
+        // Only a whole run is copied: its metrics complete, its snapshots all there.
+        const std::int64_t eval_every = stored.integer("train.eval_every").value_or(1);
+        if (!folder.why_not_whole(*summary, eval_every).empty()) continue;
+        return ReusableRun{dir.string(), std::move(*summary)};
       }
     }
   }

@@ -287,11 +287,21 @@ class RunTraining {
       if (!checkpoint.warning.empty()) logger_.warn("{}", checkpoint.warning);
       try {
         rows_ = folder_->read_metrics(checkpoint.epoch);
+        const std::string missing =
+            RunFolder::missing_metrics(rows_, checkpoint.epoch, train_.eval_every);
+        PELAB_CHECK(missing.empty(), "{} lacks {} (cut short)", folder_->path(RunFolder::kMetricsFile),
+                    missing);
       } catch (const Error& e) {
         if (checkpoint.metrics_csv.empty()) throw;
         // Damaged (a hand edit, a copy cut short): the checkpoint's own copy is as good up to
         // its epoch, and the run rewrites the metrics at its next evaluation.
         rows_ = RunFolder::parse_metrics(checkpoint.metrics_csv, checkpoint.file, checkpoint.epoch);
+        const std::string missing =
+            RunFolder::missing_metrics(rows_, checkpoint.epoch, train_.eval_every);
+        PELAB_CHECK(missing.empty(),
+                    "{} is damaged ({}) and the checkpoint's copy lacks {}: delete the run folder "
+                    "(or run with --force) to train the run again",
+                    RunFolder::kMetricsFile, e.what(), missing);
         folder_->write_metrics(rows_);
         logger_.warn("{} is unreadable ({}); restored its rows up to epoch {} from {}",
                      RunFolder::kMetricsFile, e.what(), checkpoint.epoch, checkpoint.file);
@@ -690,6 +700,7 @@ void finish_run(const RunConfig& config, BuiltRun& run, const RunTraining& train
   summary.plugins = plugin_versions(config, registry);
   summary.compute = compute_record(host, config.train.string("precision"));
   summary.final_metrics = outcome.final_metrics;
+  summary.snapshot_files = static_cast<std::int64_t>(folder.snapshot_file_epochs().size());
   folder.write_summary(summary);
   folder.remove_previous_checkpoint();
   logger.info("finished in {}", format_duration(outcome.seconds));

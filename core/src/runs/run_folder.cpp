@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -338,6 +339,14 @@ std::vector<MetricRow> RunFolder::read_metrics(std::int64_t last_epoch) const {
 
 std::vector<MetricRow> RunFolder::parse_metrics(const std::string& text, const std::string& file,
                                                 std::int64_t last_epoch) {
+  // pelab ends every row with a newline: a file that does not end with one was cut short inside
+  // its last row, whose value may still parse (0.69 of 0.6931).
+  if (!text.empty() && text.back() != '\n') {
+    const std::size_t start = text.rfind('\n');
+    throw Error(fmt::format("{}: its last row is cut short ('{}'); delete the run folder to start "
+                            "the run over",
+                            file, start == std::string::npos ? text : text.substr(start + 1)));
+  }
   std::vector<MetricRow> rows;
   std::istringstream in(text);
   std::string line;
@@ -370,6 +379,26 @@ std::vector<MetricRow> RunFolder::parse_metrics(const std::string& text, const s
   return rows;
 }
 
+std::string RunFolder::missing_metrics(const std::vector<MetricRow>& rows, std::int64_t epoch,
+                                       std::int64_t eval_every) {
+  std::set<std::int64_t> trained, evaluated;
+  for (const MetricRow& row : rows)
+    (row.split == "train_epoch" ? trained : evaluated).insert(row.epoch);
+  std::vector<std::string> missing;
+  for (std::int64_t e = 1; e <= epoch; ++e) {
+    if (!trained.count(e)) missing.push_back(fmt::format("the training loss of epoch {}", e));
+  }
+  for (std::int64_t e = 0; e <= epoch; e += std::max<std::int64_t>(1, eval_every)) {
+    if (!evaluated.count(e)) missing.push_back(fmt::format("the evaluation of epoch {}", e));
+  }
+  if (missing.size() > 3) {
+    const std::size_t more = missing.size() - 2;
+    missing.resize(2);
+    missing.push_back(fmt::format("{} more", more));
+  }
+  return fmt::format("{}", fmt::join(missing, ", "));
+}
+
 std::string RunFolder::snapshot_name(const std::string& what, std::int64_t epoch) {
   return fmt::format("{}/{}-epoch-{:06}.npy", kSnapshotFolder, what, epoch);
 }
@@ -387,6 +416,41 @@ void RunFolder::write_snapshot(const PESnapshot& snapshot) const {
 
 std::string RunFolder::snapshot_folder() const {
   return path(kSnapshotFolder);
+}
+
+std::vector<std::int64_t> RunFolder::snapshot_file_epochs() const {
+  std::vector<std::int64_t> epochs;
+  const fs::path folder = snapshot_folder();
+  if (!fs::is_directory(folder)) return epochs;
+  static const std::regex name("(tables|kernels)-epoch-([0-9]+)\\.npy");
+  for (const auto& entry : fs::directory_iterator(folder)) {
+    std::smatch match;
+    const std::string file = entry.path().filename().string();
+    if (std::regex_match(file, match, name)) epochs.push_back(std::stoll(match[2].str()));
+  }
+  std::sort(epochs.begin(), epochs.end());
+  return epochs;
+}
+
+std::string RunFolder::why_not_whole(const RunSummary& summary, std::int64_t eval_every) const {
+  std::vector<MetricRow> rows;
+  try {
+    rows = read_metrics();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  const std::string missing = missing_metrics(rows, summary.epoch, eval_every);
+  if (!missing.empty()) return fmt::format("its {} lacks {}", kMetricsFile, missing);
+  const bool final_evaluated = std::any_of(rows.begin(), rows.end(), [&](const MetricRow& row) {
+    return row.epoch == summary.epoch && row.split != "train_epoch";
+  });
+  if (!final_evaluated)
+    return fmt::format("its {} lacks the final evaluation (epoch {})", kMetricsFile, summary.epoch);
+  const auto files = static_cast<std::int64_t>(snapshot_file_epochs().size());
+  if (summary.snapshot_files && files != *summary.snapshot_files)
+    return fmt::format("its {}/ holds {} snapshot file(s) where the run wrote {}",
+                       kSnapshotFolder, files, *summary.snapshot_files);
+  return "";
 }
 
 std::vector<PESnapshot> RunFolder::read_snapshots(std::int64_t last_epoch) const {
@@ -613,6 +677,11 @@ std::optional<RunSummary> RunFolder::read_summary() const {
     summary.steps_per_second = document.value("steps_per_second", 0.0);
     summary.torch_version = document.value("torch_version", "");
     summary.reused_from = document.value("reused_from", "");
+    if (document.contains("snapshot_files")) {
+      std::int64_t files = 0;
+      if (!read_integer(document, "snapshot_files", files)) return std::nullopt;
+      summary.snapshot_files = files;
+    }
     if (document.contains("plugins"))
       summary.plugins = document["plugins"].get<std::map<std::string, std::string>>();
     if (document.contains("compute") && document["compute"].is_object()) {
@@ -665,6 +734,7 @@ void RunFolder::write_summary(const RunSummary& summary) const {
       probes[name] = scalars_json(scalars);
     document["probes"] = probes;
     if (!summary.reused_from.empty()) document["reused_from"] = summary.reused_from;
+    if (summary.snapshot_files) document["snapshot_files"] = *summary.snapshot_files;
   } else {
     document["epoch"] = summary.epoch;
     document["error"] = summary.error;

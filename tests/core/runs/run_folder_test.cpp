@@ -239,6 +239,33 @@ TEST_F(CheckpointTest, ARunWhoseMetricsAreDamagedRestoresThemFromItsCheckpoint) 
   EXPECT_EQ(read_file(folder.path("metrics.csv")), straight);
 }
 
+// A metrics.csv cut inside its last row (whose value still parses) or at a row boundary was
+// once resumed as it was, and the run finished with rows missing: now it is whole or restored.
+class CutMetricsTest : public CheckpointTest, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(CutMetricsTest, AreRestoredFromTheCheckpoint) {
+  const bool inside_a_row = GetParam();
+  const std::string straight = straight_metrics();
+  EXPECT_EQ(RunFolder::missing_metrics(RunFolder::parse_metrics(straight, "m", 2), 2, 1), "");
+  const RunFolder folder = stopped_after_one_epoch();
+  std::string metrics = read_file(folder.path("metrics.csv"));
+  if (inside_a_row) {
+    metrics.resize(metrics.size() - 3);  // "...,0.6931\n" -> "...,0.69"
+  } else {
+    metrics = metrics.substr(0, metrics.find("\n1,") + 1);  // every row of epoch 1 gone
+  }
+  write_file_atomically(folder.path("metrics.csv"), metrics);
+
+  execute_run(with_epochs(2), registry_, dir_.path());
+  const std::string log = read_file(folder.path("run.log"));
+  EXPECT_THAT(log, HasSubstr(inside_a_row ? "its last row is cut short"
+                                          : "lacks the training loss of epoch 1"));
+  EXPECT_THAT(log, HasSubstr("restored its rows up to epoch 1 from"));
+  EXPECT_EQ(read_file(folder.path("metrics.csv")), straight);
+}
+
+INSTANTIATE_TEST_SUITE_P(InsideARowOrAtARowBoundary, CutMetricsTest, ::testing::Bool());
+
 TEST_F(CheckpointTest, KeepsTheTimeSpentSoThatAResumedRunReportsAllOfIt) {
   BuiltRun run = build();
   // A checkpoint of an older pelab has no time: the resumed run counts from there.

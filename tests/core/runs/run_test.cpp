@@ -280,6 +280,38 @@ TEST_F(RunTest, ReuseNeedsTheSameConfigurationAndSeed) {
   EXPECT_FALSE(retrained.skipped);
 }
 
+// A run that matches but is not whole is not copied (it was, with a warning, and exit 0): one
+// whose snapshots are gone, or whose metrics.csv is cut short.
+TEST_F(RunTest, ReuseCopiesOnlyAWholeRun) {
+  ScratchDir root;
+  const RunOutcome first = run(root.path());
+  const RunFolder source(first.dir);
+  ASSERT_TRUE(source.read_summary()->snapshot_files.has_value());
+  EXPECT_EQ(source.why_not_whole(*source.read_summary(), 1), "");
+  RunOptions options;
+  options.reuse_from = {root.path()};
+  const auto reused_from = [&] {
+    const RunOutcome outcome =
+        execute_run(config({"experiment.name=\"other\""}), registry_, root.path(), options);
+    fs::remove_all(root / "other");
+    return outcome.reused_from;
+  };
+  EXPECT_EQ(reused_from(), first.dir);
+
+  const std::string snapshot = first.dir + "/pe/tables-epoch-000002.npy";
+  const std::string kept = slurp(snapshot);
+  fs::remove(snapshot);
+  EXPECT_THAT(source.why_not_whole(*source.read_summary(), 1),
+              HasSubstr("holds 2 snapshot file(s) where the run wrote 3"));
+  EXPECT_EQ(reused_from(), "");
+  std::ofstream(snapshot) << kept;
+
+  const std::string metrics = slurp(first.dir + "/metrics.csv");
+  std::ofstream(first.dir + "/metrics.csv") << metrics.substr(0, metrics.size() - 2);
+  EXPECT_THAT(source.why_not_whole(*source.read_summary(), 1), HasSubstr("cut short"));
+  EXPECT_EQ(reused_from(), "");
+}
+
 TEST_F(RunTest, ReuseFromAMissingFolderSaysSo) {
   ScratchDir root;
   RunOptions options;

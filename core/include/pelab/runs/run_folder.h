@@ -66,6 +66,9 @@ struct PELAB_API RunSummary {
   /// Set when the run was not trained in its folder but copied from a finished run of the same
   /// configuration and seed (`pelab run --reuse`): that run's folder, as found.
   std::string reused_from;
+  /// The PE snapshot files the run wrote (pe/*.npy); nullopt in a summary written before pelab
+  /// counted them. A copy (`--reuse`) must hold as many.
+  std::optional<std::int64_t> snapshot_files;
 
   bool finished() const { return status == "finished"; }
 };
@@ -182,8 +185,19 @@ class PELAB_API RunFolder {
   static std::vector<MetricRow> parse_metrics(
       const std::string& text, const std::string& file,
       std::int64_t last_epoch = std::numeric_limits<std::int64_t>::max());
+  /// What `rows` (a run's metrics up to `epoch`, evaluated every `eval_every` epochs) lack to be
+  /// whole: a training-loss row for every epoch 1..epoch, evaluation rows at epoch 0 and at every
+  /// multiple of eval_every up to epoch. "" when nothing is missing.
+  static std::string missing_metrics(const std::vector<MetricRow>& rows, std::int64_t epoch,
+                                     std::int64_t eval_every);
 
   // --- pe/ snapshots ---
+  /// The epochs of the snapshot files in pe/ (tables or kernels), sorted, without reading them.
+  std::vector<std::int64_t> snapshot_file_epochs() const;
+  /// Why this finished run is not whole, or "" when it is: its metrics.csv parses and holds every
+  /// epoch's training loss and every evaluation up to its last epoch (`eval_every` apart), and
+  /// its pe/ holds the snapshot files its summary counts. What `--reuse` copies must be whole.
+  std::string why_not_whole(const RunSummary& summary, std::int64_t eval_every) const;
   std::string snapshot_folder() const;
   static std::string snapshot_name(const std::string& what, std::int64_t epoch);
   /// "tables-epoch-*.npy": the snapshots of `what` ("tables" or "kernels") in the snapshot
