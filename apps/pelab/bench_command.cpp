@@ -241,6 +241,31 @@ void register_probe(const Target& target, const BenchOptions& options, Registry&
 
 }  // namespace
 
+// The display reporter Google Benchmark would use, which also keeps the benchmarks that failed
+// ("ERROR OCCURRED"): a failed benchmark fails the command.
+class ErrorCountingReporter : public benchmark::BenchmarkReporter {
+ public:
+  explicit ErrorCountingReporter(benchmark::BenchmarkReporter* display) : display_(display) {}
+  bool ReportContext(const Context& context) override {
+    display_->SetOutputStream(&GetOutputStream());
+    display_->SetErrorStream(&GetErrorStream());
+    return display_->ReportContext(context);
+  }
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& run : runs) {
+      if (run.error_occurred)
+        failed_.push_back(fmt::format("{}: {}", run.benchmark_name(), run.error_message));
+    }
+    display_->ReportRuns(runs);
+  }
+  void Finalize() override { display_->Finalize(); }
+  const std::vector<std::string>& failed() const { return failed_; }
+
+ private:
+  std::unique_ptr<benchmark::BenchmarkReporter> display_;
+  std::vector<std::string> failed_;
+};
+
 int bench(const BenchOptions& options, const std::vector<std::string>& plugin_folders) {
   PELAB_CHECK(
       options.layout == "sequence" || options.layout == "grid2d" || options.layout == "grid3d",
@@ -283,11 +308,14 @@ int bench(const BenchOptions& options, const std::vector<std::string>& plugin_fo
         break;
     }
   }
-  const std::size_t ran = benchmark::RunSpecifiedBenchmarks();
+  ErrorCountingReporter reporter(benchmark::CreateDefaultDisplayReporter());
+  const std::size_t ran = benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
   PELAB_CHECK(ran > 0,
               "no benchmark matched: check the plugin names, --tokens (a grid layout needs "
               "square or cube counts) and --benchmark_filter");
+  PELAB_CHECK(reporter.failed().empty(), "{} of {} benchmark(s) failed: {}",
+              reporter.failed().size(), ran, fmt::join(reporter.failed(), "; "));
   return 0;
 }
 
@@ -302,20 +330,30 @@ BenchCommand::BenchCommand(CLI::App& app, const GlobalOptions& global)
   command_->add_option("--kind", options_.kind, "Only plugins of this kind: pe, init, task, probe");
   command_->add_option("--set", options_.overrides, "Set a parameter: --set init.std=0.5")
       ->allow_extra_args(false);
+  // Every size is checked here, where it enters: a 0 or a negative one reached LibTorch (a
+  // SIGFPE for --heads 0) or timed nothing and printed 0/s.
+  const auto size = CLI::Range(std::int64_t{1}, std::int64_t{1} << 20);
   command_->add_option("--tokens", options_.tokens, "Token counts (PEs, initializers)")
       ->delimiter(',')
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(size);
   command_->add_option("--probe-tokens", options_.probe_tokens, "Token counts (probes)")
       ->delimiter(',')
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{2}, std::int64_t{1} << 16));
   command_->add_option("--d-model", options_.d_model, "Model widths")
       ->delimiter(',')
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(size);
   command_->add_option("--batch", options_.batch, "Sequences per batch (PEs)")
-      ->capture_default_str();
-  command_->add_option("--heads", options_.heads, "Attention heads (PEs)")->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 16));
+  command_->add_option("--heads", options_.heads, "Attention heads (PEs)")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1024}));
   command_->add_option("--layout", options_.layout, "Token layout: sequence, grid2d or grid3d")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::IsMember({"sequence", "grid2d", "grid3d"}));
   command_->add_option("--threads", options_.threads, "LibTorch intra-op threads")
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));

@@ -85,7 +85,8 @@ int main(int argc, char** argv) {
   app.add_option("--plugin-path", global.plugin_folders,
                  "Folder to search for plugins before PELAB_PLUGIN_PATH and the built-in folder "
                  "(repeatable)")
-      ->allow_extra_args(false);
+      ->allow_extra_args(false)
+      ->check(CLI::ExistingDirectory);
   const auto commands = make_commands(app, global);
 
   try {

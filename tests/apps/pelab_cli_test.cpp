@@ -207,6 +207,15 @@ TEST(PelabCli, EveryUsageErrorSaysErrorAndExitsTwo) {
   EXPECT_THAT(help.out, HasSubstr("dir TEXT REQUIRED"));
 }
 
+TEST(PelabCli, APluginPathThatIsNoFolderIsAUsageError) {
+  for (const std::string& path : {std::string("/nonexistent"), std::string(PELAB_SOURCE_DIR) +
+                                                                   "/README.md"}) {
+    const Result result = pelab("--plugin-path " + path + " plugins");
+    EXPECT_EQ(result.exit_code, 2) << path;
+    EXPECT_THAT(result.out, HasSubstr("error: --plugin-path: Directory")) << path;
+  }
+}
+
 TEST(PelabCli, PluginsListsTheFourKinds) {
   const Result result = pelab("plugins");
   EXPECT_EQ(result.exit_code, 0) << result.out;
@@ -463,6 +472,19 @@ TEST(PelabCli, BenchRefusesBadInput) {
   const Result bad_flag = pelab("bench none --benchmark_bogus=1");
   EXPECT_EQ(bad_flag.exit_code, 1);
   EXPECT_THAT(bad_flag.out, HasSubstr("unknown option '--benchmark_bogus=1'"));
+
+  // Every number is checked where it enters (--heads 0 was a SIGFPE, --tokens -5 a LibTorch
+  // internal error, --batch 0 and --tokens 0 printed 0/s with exit 0).
+  for (const char* bad : {"--heads 0", "--tokens -5", "--tokens 0", "--batch 0", "--d-model 0",
+                          "--probe-tokens 1", "--layout grid4d"}) {
+    const Result refused = pelab(std::string("bench learned ") + bad);
+    EXPECT_EQ(refused.exit_code, 2) << bad;
+    EXPECT_THAT(refused.out, HasSubstr("error: --")) << bad;
+  }
+  // A benchmark that fails (ERROR OCCURRED) fails the command.
+  const Result failed = pelab("bench relative --tokens 1024 --d-model 64 --batch 16384");
+  EXPECT_EQ(failed.exit_code, 1);
+  EXPECT_THAT(failed.out, HasSubstr("error: 1 of 1 benchmark(s) failed: pe/relative/"));
 
   const Result no_grid = pelab("bench none --layout grid3d --tokens 16");
   EXPECT_EQ(no_grid.exit_code, 1);

@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include <dlfcn.h>
 #include <elf.h>
+#include <link.h>
 
 #include <c10/util/Exception.h>
 #include <fmt/format.h>
@@ -300,6 +302,31 @@ boost::dll::shared_library open_library(const std::string& file, const std::stri
   return library;
 }
 
+// Whether `address` lies in an executable segment of the loaded object whose base is `base`
+// (the entry function itself is hidden: only the segments can say it is code of the plugin).
+bool in_code_of(const void* address, const void* base) {
+  struct Query {
+    std::uintptr_t address;
+    std::uintptr_t base;
+    bool found = false;
+  } query{reinterpret_cast<std::uintptr_t>(address), reinterpret_cast<std::uintptr_t>(base)};
+  ::dl_iterate_phdr(
+      [](dl_phdr_info* object, std::size_t, void* data) {
+        auto& q = *static_cast<Query*>(data);
+        if (object->dlpi_addr != q.base) return 0;
+        for (ElfW(Half) i = 0; i < object->dlpi_phnum; ++i) {
+          const ElfW(Phdr)& segment = object->dlpi_phdr[i];
+          const std::uintptr_t start = object->dlpi_addr + segment.p_vaddr;
+          if (segment.p_type == PT_LOAD && (segment.p_flags & PF_X) != 0 &&
+              q.address >= start && q.address < start + segment.p_memsz)
+            q.found = true;
+        }
+        return 1;
+      },
+      &query);
+  return query.found;
+}
+
 // Calls the library's pelab entry for its plugin info; never null.
 const PluginInfo* plugin_info_of(const boost::dll::shared_library& library,
                                  const std::string& file) {
@@ -309,10 +336,45 @@ const PluginInfo* plugin_info_of(const boost::dll::shared_library& library,
                      "(register the plugin with PELAB_REGISTER_PLUGIN)",
                      file, kPluginEntryName));
   }
-  const PluginInfo* info = library.get_alias<PluginEntry>(kPluginEntryName)();
+  // What the symbol is, before anything is called: the dynamic linker's own record of it.
+  // PELAB_REGISTER_PLUGIN exports the entry as Boost.DLL does an alias, a data object holding a
+  // pointer to the entry function in the plugin. Anything else under the name (a function, a
+  // null pointer, a pointer elsewhere) crashed the process when it was called.
+  const auto symbol_at = [](const void* address, Dl_info& where) -> const ElfW(Sym)* {
+    void* record = nullptr;
+    if (address == nullptr || ::dladdr1(address, &where, &record, RTLD_DL_SYMENT) == 0)
+      return nullptr;
+    return static_cast<const ElfW(Sym)*>(record);
+  };
+  const auto refuse = [&](const std::string& what) {
+    fail(LoadFailure::kMalformedInfo, file,
+         fmt::format("'{}': its '{}' {}, not the entry that PELAB_REGISTER_PLUGIN exports; "
+                     "rebuild the plugin with PELAB_REGISTER_PLUGIN",
+                     file, kPluginEntryName, what));
+  };
+  void* const alias = ::dlsym(library.native(), kPluginEntryName);
+  Dl_info where{};
+  const ElfW(Sym)* symbol = symbol_at(alias, where);
+  if (symbol == nullptr) refuse("cannot be found by the dynamic linker");
+  if (ELF64_ST_TYPE(symbol->st_info) == STT_FUNC) refuse("is a function");
+  if (ELF64_ST_TYPE(symbol->st_info) != STT_OBJECT || symbol->st_size != sizeof(void*))
+    refuse(fmt::format("is a symbol of ELF type {} and {} bytes",
+                       ELF64_ST_TYPE(symbol->st_info), symbol->st_size));
+  void* const entry = *static_cast<void* const*>(alias);
+  if (entry == nullptr) refuse("holds a null pointer");
+  if (!in_code_of(entry, where.dli_fbase)) refuse("does not point into the plugin's code");
+  const PluginInfo* info = reinterpret_cast<PluginEntry*>(entry)();
   if (info == nullptr) {
     fail(LoadFailure::kMalformedInfo, file,
          fmt::format("'{}': its '{}' entry returned no plugin info", file, kPluginEntryName));
+  }
+  // The info must lie in the plugin's own memory: a stray pointer is refused, not read.
+  Dl_info info_where{};
+  if (::dladdr(info, &info_where) == 0 || info_where.dli_fbase != where.dli_fbase) {
+    fail(LoadFailure::kMalformedInfo, file,
+         fmt::format("'{}': its '{}' entry returned a pointer outside the plugin ({}); rebuild "
+                     "the plugin with PELAB_REGISTER_PLUGIN",
+                     file, kPluginEntryName, static_cast<const void*>(info)));
   }
   return info;
 }

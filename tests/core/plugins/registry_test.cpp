@@ -101,6 +101,26 @@ TEST(RegistryLoadFailure, LibraryWithoutEntry) {
   EXPECT_THAT(message, HasSubstr("PELAB_REGISTER_PLUGIN"));
 }
 
+// The entry is checked before anything is called: a null pointer or a function under its name,
+// or an entry that returns a pointer outside the plugin, is an error naming the file (the first
+// two were a SIGSEGV in `pelab plugins`).
+TEST(RegistryLoadFailure, AnEntryThatIsNotTheEntryIsRefusedBeforeItIsCalled) {
+  Registry registry({fixture_plugin_dir()});
+  std::string message =
+      load_error([&] { registry.get(PluginKind::kPositionalEncoding, "entry_is_null"); },
+                 LoadFailure::kMalformedInfo);
+  EXPECT_THAT(message, HasSubstr("libpelab_pe_entry_is_null.so': its 'pelab_plugin_info' holds "
+                                 "a null pointer, not the entry"));
+  message = load_error([&] { registry.get(PluginKind::kPositionalEncoding, "entry_is_function"); },
+                       LoadFailure::kMalformedInfo);
+  EXPECT_THAT(message, HasSubstr("its 'pelab_plugin_info' is a function, not the entry"));
+  message = load_error(
+      [&] { registry.get(PluginKind::kPositionalEncoding, "entry_returns_stray"); },
+      LoadFailure::kMalformedInfo);
+  EXPECT_THAT(message, HasSubstr("libpelab_pe_entry_returns_stray.so"));
+  EXPECT_THAT(message, HasSubstr("returned a pointer outside the plugin"));
+}
+
 TEST(RegistryLoadFailure, TextFileIsNotASharedLibrary) {
   Registry registry({fixture_plugin_dir()});
   const std::string message =
@@ -288,6 +308,9 @@ TEST(RegistryDiscover, ReportsBrokenFilesInsteadOfThrowing) {
       {"libpelab_pe_wrong_torch.so", "0.0.1-fixture"},
       {"libpelab_pe_wrong_abi.so", "itanium-0-cxx11abi-fixture"},
       {"libpelab_pe_no_entry.so", kPluginEntryName},
+      {"libpelab_pe_entry_is_null.so", "a null pointer"},
+      {"libpelab_pe_entry_is_function.so", "is a function"},
+      {"libpelab_pe_entry_returns_stray.so", "outside the plugin"},
       {"libpelab_pe_not_a_library.so", "not a shared library"},
       {"libpelab_pe_misnamed.so", "declared_name"},
       {"libpelab_pe_second_none.so", "'none'"},
