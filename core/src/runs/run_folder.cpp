@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -157,6 +158,23 @@ std::optional<TrainingTime> read_training_time(torch::serialize::InputArchive& a
   return TrainingTime{v[0], v[1], static_cast<std::int64_t>(v[2]), static_cast<std::int64_t>(v[3])};
 }
 
+// A checkpoint whose tensors do not fit the model its folder's config.toml builds: the folder was
+// changed after the run. Not a damaged file, so no older checkpoint is tried in its place.
+class CheckpointMismatch : public Error {
+ public:
+  using Error::Error;
+};
+
+// Every parameter's and buffer's shape, by name.
+std::map<std::string, std::vector<std::int64_t>> tensor_shapes(const torch::nn::Module& model) {
+  std::map<std::string, std::vector<std::int64_t>> shapes;
+  for (const auto& item : model.named_parameters())
+    shapes[item.key()] = item.value().sizes().vec();
+  for (const auto& item : model.named_buffers())
+    shapes[item.key()] = item.value().sizes().vec();
+  return shapes;
+}
+
 std::int64_t read_checkpoint(const std::string& file, TransformerEncoder& model,
                              torch::optim::Optimizer* optimizer, std::string& metrics,
                              std::optional<TrainingTime>& time) {
@@ -164,7 +182,25 @@ std::int64_t read_checkpoint(const std::string& file, TransformerEncoder& model,
   const torch::Device device = model_device(model);
   archive.load_from(file, device);
   archive.read("model", model_archive);
+  // LibTorch's load replaces each tensor with the stored one whatever its shape: a model built
+  // from an edited config.toml would then fail deep inside a later forward.
+  const auto expected = tensor_shapes(model);
   model.load(model_archive);
+  std::vector<std::string> differing;
+  for (const auto& [name, shape] : tensor_shapes(model)) {
+    const auto it = expected.find(name);
+    if (it != expected.end() && it->second != shape)
+      differing.push_back(fmt::format("{} is [{}] in the checkpoint, [{}] in the model", name,
+                                      fmt::join(shape, ", "), fmt::join(it->second, ", ")));
+  }
+  if (!differing.empty()) {
+    throw CheckpointMismatch(fmt::format(
+        "{} does not fit the model that its folder's {} builds ({}{}): the run folder was changed "
+        "after the run (an edited {}?); restore it, or delete the folder and train the run again",
+        file, RunFolder::kConfigFile, differing.front(),
+        differing.size() > 1 ? fmt::format(", and {} more", differing.size() - 1) : "",
+        RunFolder::kConfigFile));
+  }
   torch::Tensor epoch;
   archive.read("epoch", epoch);
   torch::Tensor metrics_bytes;  // absent from checkpoints written before it was kept
@@ -612,6 +648,8 @@ RunFolder::LoadedCheckpoint RunFolder::load_checkpoint(TransformerEncoder& model
                                      file, loaded.epoch);
       }
       return loaded;
+    } catch (const CheckpointMismatch&) {
+      throw;
     } catch (const std::exception& e) {
       problems.push_back(fmt::format("{} is unreadable ({})", file, without_backtrace(e)));
     }

@@ -27,6 +27,7 @@ namespace {
 using ::pelab::test::builtin_registry;
 using ::pelab::test::ScratchDir;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace fs = boost::filesystem;
 
@@ -237,6 +238,25 @@ TEST_F(CheckpointTest, ARunWhoseMetricsAreDamagedRestoresThemFromItsCheckpoint) 
   EXPECT_THAT(log, HasSubstr("metrics.csv is unreadable"));
   EXPECT_THAT(log, HasSubstr("restored its rows up to epoch 1 from"));
   EXPECT_EQ(read_file(folder.path("metrics.csv")), straight);
+}
+
+// A checkpoint that no longer fits the model its folder's config.toml builds (the file was edited
+// after the run) is refused saying so; it used to load, and the run's probes then computed on a
+// model of the wrong shape, or died inside LibTorch.
+TEST_F(CheckpointTest, ACheckpointThatDoesNotFitItsConfigurationIsRefused) {
+  const RunFolder folder = stopped_after_one_epoch();
+  RunConfig edited = config_;
+  edited.model.set("d_model", edited.model.integer("d_model") * 2);
+  BuiltRun run = build_run(edited, registry_);
+  try {
+    folder.load_checkpoint(*run.model, nullptr);
+    FAIL() << "the checkpoint loaded into a model of another width";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("checkpoint.pt does not fit the model that its folder's "
+                                    "config.toml builds"));
+    EXPECT_THAT(e.what(), HasSubstr("the run folder was changed after the run"));
+    EXPECT_THAT(e.what(), Not(HasSubstr("truncated")));
+  }
 }
 
 // A metrics.csv cut inside its last row (whose value still parses) or at a row boundary was
