@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Every difference the docs state from a shipped run-record archive is re-derived here: each row
+# of docs/results/claims.tsv names a doc, an archive, and one comparison of `pelab report`'s
+# comparisons.csv; the archive is unpacked, reported, and the comparison's text, as the docs quote
+# it, must be in the doc. A doc whose numbers and the archive disagree fails the suite.
+set -euo pipefail
+pelab=$1
+source_dir=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+claims="$source_dir/docs/results/claims.tsv"
+
+failed=0
+checked=0
+while IFS=$'\t' read -r doc archive experiment kind metric a b factor decimals; do
+  [ -z "$doc" ] || [ "${doc:0:1}" = "#" ] && continue
+  if [ ! -d "$work/$experiment" ]; then
+    tar -xJf "$source_dir/docs/results/$archive" -C "$work"
+    "$pelab" report "$work/$experiment" --gnuplot /nonexistent/gnuplot >/dev/null 2>&1 ||
+      { echo "FAIL: pelab report on $archive"; exit 1; }
+  fi
+  # The text the docs quote: difference [95% CI low, high] in the doc's units (the value times
+  # `factor`, `decimals` places), p and Holm p to 3 significant digits, n.
+  quoted=$(/usr/bin/python3 - "$work/$experiment/comparisons.csv" "$kind" "$metric" "$a" "$b" \
+             "$factor" "$decimals" <<'PY'
+import csv, sys
+path, kind, metric, a, b, factor, decimals = sys.argv[1:]
+for row in csv.DictReader(open(path)):
+    if (row["kind"], row["metric"], row["a"], row["b"]) == (kind, metric, a, b):
+        f = lambda v: f"{float(v) * float(factor):.{decimals}f}"
+        print(f"{'+' if float(row['difference']) >= 0 else ''}{f(row['difference'])} "
+              f"[95% CI {f(row['ci_low'])}, {f(row['ci_high'])}], "
+              f"p = {float(row['p']):.3g}, Holm p = {float(row['p_holm']):.3g}, n = {row['n']}")
+        break
+else:
+    sys.exit(f"no comparison {kind} {metric}: {b} - {a} in {path}")
+PY
+) || { failed=$((failed + 1)); continue; }
+  checked=$((checked + 1))
+  if ! grep -qF -- "$quoted" "$source_dir/$doc"; then
+    echo "FAIL: $doc does not say what $archive gives for $metric, $b - $a ($kind):"
+    echo "  $quoted"
+    failed=$((failed + 1))
+  fi
+done <"$claims"
+[ "$failed" = 0 ] || exit 1
+echo "$checked claim(s) of the docs re-derived from their archives"
