@@ -17,6 +17,16 @@
 namespace pelab::cli {
 namespace {
 
+// A plugin that refuses bench's stand-in inputs (no trained model for a probe that runs one, no
+// run folder for from_run, a layout without the coordinates a PE reads) cannot be benchmarked
+// here: the benchmark is marked with this prefix, and the reporter tells it from a failure.
+constexpr const char* kCannotRun = "cannot run on bench's stand-in inputs: ";
+
+std::string cannot_run(const Error& error) {
+  return kCannotRun + std::string(error.what());
+}
+
+
 // Attention-side tensors of [batch, heads, tokens, tokens] floats above this are skipped, with a
 // message, rather than exhausting memory at 4096 tokens.
 constexpr double kMaxAttentionBytes = 1024.0 * 1024.0 * 1024.0;
@@ -105,7 +115,7 @@ void register_pe(const Target& target, const BenchOptions& options, Registry& re
           pe = registry.create_positional_encoding(target.spec, *layout,
                                                    ModelShape{d_model, options.heads, 1, 0});
         } catch (const Error& error) {
-          state.SkipWithError(error.what());
+          state.SkipWithError(cannot_run(error).c_str());
           return;
         }
         const bool attention_sized = pe->has_hook(PositionalEncoding::kRelativeKeys) ||
@@ -177,7 +187,7 @@ void register_initializer(const Target& target, const BenchOptions& options, Reg
           for (auto _ : state)
             initializer->fill(table, context);
         } catch (const Error& error) {
-          state.SkipWithError(error.what());
+          state.SkipWithError(cannot_run(error).c_str());
           return;
         }
         state.counters["elements_per_s"] =
@@ -200,7 +210,7 @@ void register_task(const Target& target, Registry& registry) {
           samples += task->load(split).size();
       }
     } catch (const Error& error) {
-      state.SkipWithError(error.what());
+      state.SkipWithError(cannot_run(error).c_str());
       return;
     }
     state.counters["samples_per_s"] =
@@ -231,7 +241,7 @@ void register_probe(const Target& target, const BenchOptions& options, Registry&
           for (auto _ : state)
             benchmark::DoNotOptimize(probe->run(context));
         } catch (const Error& error) {
-          state.SkipWithError(error.what());
+          state.SkipWithError(cannot_run(error).c_str());
         }
       };
       benchmark::RegisterBenchmark(name.c_str(), run)->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -241,8 +251,9 @@ void register_probe(const Target& target, const BenchOptions& options, Registry&
 
 }  // namespace
 
-// The display reporter Google Benchmark would use, which also keeps the benchmarks that failed
-// ("ERROR OCCURRED"): a failed benchmark fails the command.
+// The display reporter Google Benchmark would use, which also keeps the benchmarks that did not
+// run ("ERROR OCCURRED"): those that failed, and those whose plugin cannot run on bench's
+// stand-in inputs (kCannotRun).
 class ErrorCountingReporter : public benchmark::BenchmarkReporter {
  public:
   explicit ErrorCountingReporter(benchmark::BenchmarkReporter* display) : display_(display) {}
@@ -253,17 +264,21 @@ class ErrorCountingReporter : public benchmark::BenchmarkReporter {
   }
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& run : runs) {
-      if (run.error_occurred)
-        failed_.push_back(fmt::format("{}: {}", run.benchmark_name(), run.error_message));
+      if (!run.error_occurred) continue;
+      const bool cannot = run.error_message.rfind(kCannotRun, 0) == 0;
+      (cannot ? cannot_run_ : failed_)
+          .push_back(fmt::format("{}: {}", run.benchmark_name(), run.error_message));
     }
     display_->ReportRuns(runs);
   }
   void Finalize() override { display_->Finalize(); }
   const std::vector<std::string>& failed() const { return failed_; }
+  const std::vector<std::string>& cannot_run() const { return cannot_run_; }
 
  private:
   std::unique_ptr<benchmark::BenchmarkReporter> display_;
   std::vector<std::string> failed_;
+  std::vector<std::string> cannot_run_;
 };
 
 int bench(const BenchOptions& options, const std::vector<std::string>& plugin_folders) {
@@ -316,6 +331,13 @@ int bench(const BenchOptions& options, const std::vector<std::string>& plugin_fo
               "square or cube counts) and --benchmark_filter");
   PELAB_CHECK(reporter.failed().empty(), "{} of {} benchmark(s) failed: {}",
               reporter.failed().size(), ran, fmt::join(reporter.failed(), "; "));
+  // Plugins named on the command line must run; over every plugin on the path, one that cannot
+  // run on the stand-ins is a note.
+  PELAB_CHECK(options.plugins.empty() || reporter.cannot_run().empty(),
+              "{} of {} benchmark(s) did not run: {}", reporter.cannot_run().size(), ran,
+              fmt::join(reporter.cannot_run(), "; "));
+  for (const std::string& note : reporter.cannot_run())
+    fmt::print(stderr, "note: {}\n", note);
   return 0;
 }
 
