@@ -26,7 +26,6 @@ std::string cannot_run(const Error& error) {
   return kCannotRun + std::string(error.what());
 }
 
-
 // Attention-side tensors of [batch, heads, tokens, tokens] floats above this are skipped, with a
 // message, rather than exhausting memory at 4096 tokens.
 constexpr double kMaxAttentionBytes = 1024.0 * 1024.0 * 1024.0;

@@ -44,13 +44,12 @@ int report(const GlobalOptions& global, const ReportOptions& report_options) {
   if (!report_options.compare.empty()) {
     // One comparison, asked for by name: printed, nothing written.
     const report::Experiment experiment = report::collect(dirs, &registry);
-    const auto tables =
-        report::compare_named(experiment, report::headline_metrics(experiment),
-                              report_options.compare[0], report_options.compare[1]);
+    const auto tables = report::compare_named(experiment, report::headline_metrics(experiment),
+                                              report_options.compare[0], report_options.compare[1]);
     PELAB_CHECK(!tables.empty(), "--compare: '{}' and '{}' share no evaluated metric",
                 report_options.compare[0], report_options.compare[1]);
-    fmt::print("B = {}\nA = {}\n{}\n", tables.front().rows.front().b,
-               tables.front().rows.front().a, tables.front().rows.front().comparison.method());
+    fmt::print("B = {}\nA = {}\n{}\n", tables.front().rows.front().b, tables.front().rows.front().a,
+               tables.front().rows.front().comparison.method());
     for (const auto& table : tables) {
       fmt::print("{}: {}\n", table.metric,
                  table.rows.front().comparison.text(table.display.format, table.display.factor));

@@ -13,9 +13,9 @@ namespace pelab::cli {
 
 /// What `pelab report` reads from its command line.
 struct ReportOptions {
-  std::vector<std::string> dirs;  // experiment or run folders
-  std::string out;                // where the report goes; empty: the one folder of `dirs`
-  std::string gnuplot;            // empty: $PELAB_GNUPLOT or gnuplot
+  std::vector<std::string> dirs;     // experiment or run folders
+  std::string out;                   // where the report goes; empty: the one folder of `dirs`
+  std::string gnuplot;               // empty: $PELAB_GNUPLOT or gnuplot
   std::vector<std::string> compare;  // two points to compare alone (--compare A B); else empty
 };
 

@@ -208,8 +208,8 @@ TEST(PelabCli, EveryUsageErrorSaysErrorAndExitsTwo) {
 }
 
 TEST(PelabCli, APluginPathThatIsNoFolderIsAUsageError) {
-  for (const std::string& path : {std::string("/nonexistent"), std::string(PELAB_SOURCE_DIR) +
-                                                                   "/README.md"}) {
+  for (const std::string& path :
+       {std::string("/nonexistent"), std::string(PELAB_SOURCE_DIR) + "/README.md"}) {
     const Result result = pelab("--plugin-path " + path + " plugins");
     EXPECT_EQ(result.exit_code, 2) << path;
     EXPECT_THAT(result.out, HasSubstr("error: --plugin-path: Directory")) << path;

@@ -40,8 +40,7 @@ double sample_sd(const std::vector<double>& values) {
   return std::sqrt(squares / static_cast<double>(values.size() - 1));
 }
 
-std::string instance_family(const Point& point, std::string* instance_key,
-                            std::string* instance) {
+std::string instance_family(const Point& point, std::string* instance_key, std::string* instance) {
   std::string family = point.family;
   for (const auto& [key, value] : point.varying) {
     if (is_instance_key(key)) {
@@ -93,8 +92,8 @@ std::optional<InstanceComparison> compare_over_instances(
     zeros[index] = 0.0;
     means[index] = mean;
     if (differences.size() > 1) {
-      within_squares += std::pow(sample_sd(differences), 2) *
-                        static_cast<double>(differences.size() - 1);
+      within_squares +=
+          std::pow(sample_sd(differences), 2) * static_cast<double>(differences.size() - 1);
       within_df += differences.size() - 1;
     }
   }
@@ -130,8 +129,8 @@ void add_instance_comparisons(const Experiment& experiment, const std::string& k
     if (scales.size() < 2) continue;
     const double reference = *scales.begin();
     for (auto it = std::next(scales.begin()); it != scales.end(); ++it) {
-      if (auto comparison = compare_over_instances(key, family, key_of_family.at(family),
-                                                   instances, reference, *it, options)) {
+      if (auto comparison = compare_over_instances(key, family, key_of_family.at(family), instances,
+                                                   reference, *it, options)) {
         comparison->display = display;
         found.push_back(std::move(*comparison));
       }
@@ -153,9 +152,9 @@ std::string csv_row(const std::string& kind, const std::string& metric, const st
                     const std::string& b, const Comparison& c) {
   return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", kind, csv_field(metric),
                      csv_field(a), csv_field(b), c.paired ? "paired" : "unpaired", c.n,
-                     format_number(c.difference), format_number(c.ci_low),
-                     format_number(c.ci_high), format_number(c.p), format_number(c.p_holm),
-                     format_number(c.min_p), c.exact ? "exact" : "monte-carlo",
+                     format_number(c.difference), format_number(c.ci_low), format_number(c.ci_high),
+                     format_number(c.p), format_number(c.p_holm), format_number(c.min_p),
+                     c.exact ? "exact" : "monte-carlo",
                      c.seeds_for_power ? std::to_string(*c.seeds_for_power) : "");
 }
 
@@ -241,8 +240,7 @@ std::string comparisons_csv(const Inference& inference) {
       csv += csv_row("points", row.metric, row.a, row.b, row.comparison);
   }
   for (const auto& each : inference.instances) {
-    csv += csv_row("instances:" + each.instance_key, each.metric, each.a, each.b,
-                   each.by_instance);
+    csv += csv_row("instances:" + each.instance_key, each.metric, each.a, each.b, each.by_instance);
     csv += csv_row("instance-seed-pairs:" + each.instance_key, each.metric, each.a, each.b,
                    each.pooled);
   }

@@ -18,8 +18,8 @@ namespace pelab::report {
 
 /// One comparison of a table: point B against point A on one metric.
 struct PointComparison {
-  std::string metric;  ///< "test/all/mse"
-  std::string a, b;    ///< the points' labels
+  std::string metric;            ///< "test/all/mse"
+  std::string a, b;              ///< the points' labels
   std::string a_point, b_point;  ///< the points as folders name them
   Comparison comparison;
 };
@@ -36,12 +36,12 @@ struct ComparisonTable {
 struct InstanceComparison {
   std::string metric;
   MetricDisplay display;
-  std::string family;        ///< the series without the instance key
-  std::string instance_key;  ///< "task.network_seed"
-  std::string a, b;          ///< the scales compared, as labels
-  std::vector<std::string> instances;    ///< the instance values, in order
-  std::vector<double> instance_means;    ///< per instance, mean over seeds of B - A
-  std::vector<std::size_t> instance_n;   ///< per instance, the seeds paired
+  std::string family;                   ///< the series without the instance key
+  std::string instance_key;             ///< "task.network_seed"
+  std::string a, b;                     ///< the scales compared, as labels
+  std::vector<std::string> instances;   ///< the instance values, in order
+  std::vector<double> instance_means;   ///< per instance, mean over seeds of B - A
+  std::vector<std::size_t> instance_n;  ///< per instance, the seeds paired
   Comparison by_instance;  ///< the instance as the unit: sign flip over the instance means
   Comparison pooled;       ///< every (instance, seed) pair as one unit (ignores the nesting)
   double between_instance_sd = 0.0;  ///< sd of the instance means

@@ -105,7 +105,7 @@ void for_each_subset(std::size_t n, std::size_t k, const Visit& visit) {
 // The inverse of the standard normal CDF (Acklam's rational approximation refined by one Halley
 // step: accurate to about 1e-15 over (0, 1)).
 double normal_quantile(double p) {
-  static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
+  static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02,  -2.759285104469687e+02,
                              1.383577518672690e+02,  -3.066479806614716e+01, 2.506628277459239e+00};
   static const double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
                              6.680131188771972e+01, -1.328068155288572e+01};
@@ -155,8 +155,8 @@ Comparison paired_comparison(std::vector<std::int64_t> seeds, std::vector<double
   c.n_b = n_b;
   c.difference = mean_of(c.differences);
   Random random = Random::from_seed_sequence(options.seed, 1);
-  std::tie(c.ci_low, c.ci_high) = bootstrap_interval(
-      options.resamples, [&] { return resampled_mean(c.differences, random); });
+  std::tie(c.ci_low, c.ci_high) =
+      bootstrap_interval(options.resamples, [&] { return resampled_mean(c.differences, random); });
 
   // Sign flips: the null that each seed's difference is as likely positive as negative.
   const std::size_t n = c.n;
@@ -197,17 +197,15 @@ Comparison unpaired_comparison(const std::vector<double>& a, const std::vector<d
   c.n = a.size() + b.size();
   c.difference = mean_of(b) - mean_of(a);
   Random random = Random::from_seed_sequence(options.seed, 1);
-  std::tie(c.ci_low, c.ci_high) = bootstrap_interval(options.resamples, [&] {
-    return resampled_mean(b, random) - resampled_mean(a, random);
-  });
+  std::tie(c.ci_low, c.ci_high) = bootstrap_interval(
+      options.resamples, [&] { return resampled_mean(b, random) - resampled_mean(a, random); });
 
   // Relabellings: the null that the labels A and B are exchangeable.
   std::vector<double> pooled = a;
   pooled.insert(pooled.end(), b.begin(), b.end());
   const double total = std::accumulate(pooled.begin(), pooled.end(), 0.0);
   const auto statistic_of_b_sum = [&](double b_sum) {
-    return b_sum / static_cast<double>(b.size()) -
-           (total - b_sum) / static_cast<double>(a.size());
+    return b_sum / static_cast<double>(b.size()) - (total - b_sum) / static_cast<double>(a.size());
   };
   Tails tails(c.difference);
   const double log_labellings = log_choose(c.n, b.size());
@@ -224,7 +222,8 @@ Comparison unpaired_comparison(const std::vector<double>& a, const std::vector<d
     std::vector<double> order = pooled;
     for (std::int64_t draw = 0; draw < options.exact_limit; ++draw) {
       shuffle.shuffle(order);
-      const double b_sum = std::accumulate(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(b.size()), 0.0);
+      const double b_sum = std::accumulate(
+          order.begin(), order.begin() + static_cast<std::ptrdiff_t>(b.size()), 0.0);
       tails.add(statistic_of_b_sum(b_sum));
     }
   }
@@ -236,7 +235,8 @@ Comparison unpaired_comparison(const std::vector<double>& a, const std::vector<d
     // Never fewer than the test needs to reach alpha at all: 2 / C(2n, n) <= alpha.
     std::int64_t least = 1;
     while (2.0 * std::exp(-log_choose(2 * static_cast<std::size_t>(least),
-                                      static_cast<std::size_t>(least))) > options.alpha)
+                                      static_cast<std::size_t>(least))) >
+           options.alpha)
       ++least;
     c.seeds_for_power = std::max(*per, least);
   }
@@ -299,7 +299,8 @@ Comparison compare(const std::map<std::int64_t, double>& a, const std::map<std::
 std::vector<double> holm_adjust(const std::vector<double>& p) {
   std::vector<std::size_t> order(p.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t i, std::size_t j) { return p[i] < p[j]; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t i, std::size_t j) { return p[i] < p[j]; });
   std::vector<double> adjusted(p.size());
   double running = 0.0;
   for (std::size_t rank = 0; rank < order.size(); ++rank) {

@@ -557,8 +557,7 @@ void add_comparison_sections(Document& doc, const Experiment& experiment,
                 fmt::format("{} {}", signed_shown(display, u.difference),
                             interval(display, u.ci_low, u.ci_high)),
                 p_text(u.p), p_text(u.p_holm), verdict(u, "instances"),
-                shown(display, each.between_instance_sd),
-                shown(display, each.within_instance_sd),
+                shown(display, each.between_instance_sd), shown(display, each.within_instance_sd),
                 fmt::format("{} {}, p = {} (n = {})", signed_shown(display, q.difference),
                             interval(display, q.ci_low, q.ci_high), p_text(q.p), q.n)}},
               0);
@@ -925,8 +924,8 @@ ReportResult write_report(const std::vector<std::string>& dirs, const std::strin
   write_file_atomically(folder.comparisons_file(), comparisons_csv(inference));
   result.files.push_back(folder.comparisons_file());
   result.comparisons_text = comparisons_text(inference);
-  const Document doc = report_document(experiment, result, tables, inference, figures,
-                                       figures_dir, have_gnuplot);
+  const Document doc =
+      report_document(experiment, result, tables, inference, figures, figures_dir, have_gnuplot);
   write_documents(doc, experiment.name + ": pelab report", result);
   return result;
 }

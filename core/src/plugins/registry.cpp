@@ -317,8 +317,8 @@ bool in_code_of(const void* address, const void* base) {
         for (ElfW(Half) i = 0; i < object->dlpi_phnum; ++i) {
           const ElfW(Phdr)& segment = object->dlpi_phdr[i];
           const std::uintptr_t start = object->dlpi_addr + segment.p_vaddr;
-          if (segment.p_type == PT_LOAD && (segment.p_flags & PF_X) != 0 &&
-              q.address >= start && q.address < start + segment.p_memsz)
+          if (segment.p_type == PT_LOAD && (segment.p_flags & PF_X) != 0 && q.address >= start &&
+              q.address < start + segment.p_memsz)
             q.found = true;
         }
         return 1;
@@ -340,7 +340,7 @@ const PluginInfo* plugin_info_of(const boost::dll::shared_library& library,
   // PELAB_REGISTER_PLUGIN exports the entry as Boost.DLL does an alias, a data object holding a
   // pointer to the entry function in the plugin. Anything else under the name (a function, a
   // null pointer, a pointer elsewhere) crashed the process when it was called.
-  const auto symbol_at = [](const void* address, Dl_info& where) -> const ElfW(Sym)* {
+  const auto symbol_at = [](const void* address, Dl_info& where) -> const ElfW(Sym) * {
     void* record = nullptr;
     if (address == nullptr || ::dladdr1(address, &where, &record, RTLD_DL_SYMENT) == 0)
       return nullptr;
@@ -358,8 +358,8 @@ const PluginInfo* plugin_info_of(const boost::dll::shared_library& library,
   if (symbol == nullptr) refuse("cannot be found by the dynamic linker");
   if (ELF64_ST_TYPE(symbol->st_info) == STT_FUNC) refuse("is a function");
   if (ELF64_ST_TYPE(symbol->st_info) != STT_OBJECT || symbol->st_size != sizeof(void*))
-    refuse(fmt::format("is a symbol of ELF type {} and {} bytes",
-                       ELF64_ST_TYPE(symbol->st_info), symbol->st_size));
+    refuse(fmt::format("is a symbol of ELF type {} and {} bytes", ELF64_ST_TYPE(symbol->st_info),
+                       symbol->st_size));
   void* const entry = *static_cast<void* const*>(alias);
   if (entry == nullptr) refuse("holds a null pointer");
   if (!in_code_of(entry, where.dli_fbase)) refuse("does not point into the plugin's code");

@@ -58,8 +58,7 @@ StoredConfig read_record(const std::string& file, Registry& registry) {
   const std::string text = read_file(file);
   try {
     const Manifest manifest = Manifest::from_string(text, file, registry);
-    PELAB_CHECK(manifest.runs().size() == 1, "{} expands to {} runs", file,
-                manifest.runs().size());
+    PELAB_CHECK(manifest.runs().size() == 1, "{} expands to {} runs", file, manifest.runs().size());
     return StoredConfig::parse(manifest.runs().front().to_toml(), file);
   } catch (const Error&) {
     return StoredConfig::parse(text, file);
@@ -79,8 +78,9 @@ void claim_point(const RunConfig& config, const std::string& output_root, Regist
   const std::string file = experiment.point_record_file(config.point);
   const std::string mine = config.to_toml();
   if (!replace && fs::is_regular_file(file)) {
-    const auto differences = read_record(file, registry).differences(
-        StoredConfig::parse(mine, "this run's configuration"), per_run_keys());
+    const auto differences =
+        read_record(file, registry)
+            .differences(StoredConfig::parse(mine, "this run's configuration"), per_run_keys());
     if (differences.empty()) {
       // The record keeps the latest length asked for, as a resumed run's config.toml does.
       if (read_record(file, registry).toml("train.epochs") !=

@@ -289,8 +289,8 @@ class RunTraining {
         rows_ = folder_->read_metrics(checkpoint.epoch);
         const std::string missing =
             RunFolder::missing_metrics(rows_, checkpoint.epoch, train_.eval_every);
-        PELAB_CHECK(missing.empty(), "{} lacks {} (cut short)", folder_->path(RunFolder::kMetricsFile),
-                    missing);
+        PELAB_CHECK(missing.empty(), "{} lacks {} (cut short)",
+                    folder_->path(RunFolder::kMetricsFile), missing);
       } catch (const Error& e) {
         if (checkpoint.metrics_csv.empty()) throw;
         // Damaged (a hand edit, a copy cut short): the checkpoint's own copy is as good up to

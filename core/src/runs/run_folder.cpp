@@ -379,9 +379,10 @@ std::vector<MetricRow> RunFolder::parse_metrics(const std::string& text, const s
   // its last row, whose value may still parse (0.69 of 0.6931).
   if (!text.empty() && text.back() != '\n') {
     const std::size_t start = text.rfind('\n');
-    throw Error(fmt::format("{}: its last row is cut short ('{}'); delete the run folder to start "
-                            "the run over",
-                            file, start == std::string::npos ? text : text.substr(start + 1)));
+    throw Error(
+        fmt::format("{}: its last row is cut short ('{}'); delete the run folder to start "
+                    "the run over",
+                    file, start == std::string::npos ? text : text.substr(start + 1)));
   }
   std::vector<MetricRow> rows;
   std::istringstream in(text);
@@ -484,8 +485,8 @@ std::string RunFolder::why_not_whole(const RunSummary& summary, std::int64_t eva
     return fmt::format("its {} lacks the final evaluation (epoch {})", kMetricsFile, summary.epoch);
   const auto files = static_cast<std::int64_t>(snapshot_file_epochs().size());
   if (summary.snapshot_files && files != *summary.snapshot_files)
-    return fmt::format("its {}/ holds {} snapshot file(s) where the run wrote {}",
-                       kSnapshotFolder, files, *summary.snapshot_files);
+    return fmt::format("its {}/ holds {} snapshot file(s) where the run wrote {}", kSnapshotFolder,
+                       files, *summary.snapshot_files);
   return "";
 }
 

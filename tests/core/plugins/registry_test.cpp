@@ -114,9 +114,9 @@ TEST(RegistryLoadFailure, AnEntryThatIsNotTheEntryIsRefusedBeforeItIsCalled) {
   message = load_error([&] { registry.get(PluginKind::kPositionalEncoding, "entry_is_function"); },
                        LoadFailure::kMalformedInfo);
   EXPECT_THAT(message, HasSubstr("its 'pelab_plugin_info' is a function, not the entry"));
-  message = load_error(
-      [&] { registry.get(PluginKind::kPositionalEncoding, "entry_returns_stray"); },
-      LoadFailure::kMalformedInfo);
+  message =
+      load_error([&] { registry.get(PluginKind::kPositionalEncoding, "entry_returns_stray"); },
+                 LoadFailure::kMalformedInfo);
   EXPECT_THAT(message, HasSubstr("libpelab_pe_entry_returns_stray.so"));
   EXPECT_THAT(message, HasSubstr("returned a pointer outside the plugin"));
 }

@@ -19,10 +19,10 @@ struct PELAB_API SweepRecord {
 
 /// An experiment's folder, `<out>/<experiment>/`, and the one place that names what it holds: a
 /// run folder (RunFolder) per sweep point and seed at `relative_run_path` (config/manifest.h),
-/// `sweep.json` (SweepRecord), what `pelab report` writes (`results.csv`, `comparisons.csv`, `report.md`,
-/// `report.html`, `figures/`), the `slurm/` folder of `pelab slurm`, and the hidden copies of the
-/// manifest that a `-j` sweep's workers read (`.manifest-<host>-<pid>/`). A report over several
-/// experiments writes into a folder of this kind too.
+/// `sweep.json` (SweepRecord), what `pelab report` writes (`results.csv`, `comparisons.csv`,
+/// `report.md`, `report.html`, `figures/`), the `slurm/` folder of `pelab slurm`, and the hidden
+/// copies of the manifest that a `-j` sweep's workers read (`.manifest-<host>-<pid>/`). A report
+/// over several experiments writes into a folder of this kind too.
 class PELAB_API ExperimentFolder {
  public:
   explicit ExperimentFolder(std::string dir);

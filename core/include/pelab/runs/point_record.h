@@ -22,7 +22,7 @@ class Registry;
 /// train.flush_subnormals) and train.epochs (a run resumed with more epochs extends itself; the
 /// record keeps the latest length). `replace` (`--force`) records `config` in place of a
 /// different record. Throws pelab::Error naming the record and each differing key.
-PELAB_API void claim_point(const RunConfig& config, const std::string& output_root, Registry& registry,
-                           bool replace);
+PELAB_API void claim_point(const RunConfig& config, const std::string& output_root,
+                           Registry& registry, bool replace);
 
 }  // namespace pelab
