@@ -57,9 +57,9 @@ for round in 1 2 3 4 5 6; do
   done
   # Both ending well means one of them found every point free: it trained them all first.
   if [ "$sa" != 0 ] || [ "$sb" != 0 ]; then
-    cat "$work/slow.txt" "$work/fast.txt" | grep -q "serves another configuration" ||
+    grep -q "serves another configuration" "$work/slow.txt" "$work/fast.txt" ||
       { cat "$work/slow.txt" "$work/fast.txt"; fail "round $round: a refusal that does not say why"; }
-    cat "$work/slow.txt" "$work/fast.txt" | grep -q "train.lr: " ||
+    grep -q "train.lr: " "$work/slow.txt" "$work/fast.txt" ||
       fail "round $round: the refusal does not name the differing key"
   fi
 done

@@ -12,9 +12,13 @@ cd "$source_dir"
 # the schemas are checked; so are the transfer manifests, whose PEs are read from a run that
 # another manifest makes first (from_run; tests/plugins/init/from_run builds them). Every other
 # manifest is built point by point.
+# The dataset-instance sweeps are quick manifests built in full here with other data seeds: each
+# of their points would generate another network or cohort (minutes), so only their schemas are.
 templates=("$source_dir/tasks/brain/experiments/paper.toml"
            "$source_dir/tasks/latin_square/experiments/transfer.toml"
-           "$source_dir/tasks/network_simulation/experiments/transfer.toml")
+           "$source_dir/tasks/network_simulation/experiments/transfer.toml"
+           "$source_dir/tasks/network_simulation/experiments/data_instances.toml"
+           "$source_dir/tasks/brain/experiments/aal_instances.toml")
 for manifest in "$source_dir"/tasks/*/experiments/*.toml; do
   if [[ " ${templates[*]} " == *" $manifest "* ]]; then
     "$pelab" validate "$manifest" --no-build
