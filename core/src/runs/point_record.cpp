@@ -78,13 +78,12 @@ void claim_point(const RunConfig& config, const std::string& output_root, Regist
   const std::string file = experiment.point_record_file(config.point);
   const std::string mine = config.to_toml();
   if (!replace && fs::is_regular_file(file)) {
-    const auto differences =
-        read_record(file, registry)
-            .differences(StoredConfig::parse(mine, "this run's configuration"), per_run_keys());
+    const StoredConfig record = read_record(file, registry);
+    const StoredConfig wanted = StoredConfig::parse(mine, "this run's configuration");
+    const auto differences = record.differences(wanted, per_run_keys());
     if (differences.empty()) {
       // The record keeps the latest length asked for, as a resumed run's config.toml does.
-      if (read_record(file, registry).toml("train.epochs") !=
-          StoredConfig::parse(mine, file).toml("train.epochs"))
+      if (record.toml("train.epochs") != wanted.toml("train.epochs"))
         write_file_atomically(file, mine);
       return;
     }

@@ -455,11 +455,21 @@ std::string RunFolder::snapshot_folder() const {
   return path(kSnapshotFolder);
 }
 
+namespace {
+
+// A PE snapshot's file name, `tables-epoch-NNNNNN.npy` or `kernels-...`: its kind and epoch.
+const std::regex& snapshot_file_pattern() {
+  static const std::regex pattern("(tables|kernels)-epoch-([0-9]+)\\.npy");
+  return pattern;
+}
+
+}  // namespace
+
 std::vector<std::int64_t> RunFolder::snapshot_file_epochs() const {
   std::vector<std::int64_t> epochs;
   const fs::path folder = snapshot_folder();
   if (!fs::is_directory(folder)) return epochs;
-  static const std::regex name("(tables|kernels)-epoch-([0-9]+)\\.npy");
+  const std::regex& name = snapshot_file_pattern();
   for (const auto& entry : fs::directory_iterator(folder)) {
     std::smatch match;
     const std::string file = entry.path().filename().string();
@@ -494,7 +504,7 @@ std::vector<PESnapshot> RunFolder::read_snapshots(std::int64_t last_epoch) const
   std::map<std::int64_t, PESnapshot> by_epoch;
   const fs::path folder = snapshot_folder();
   if (!fs::is_directory(folder)) return {};
-  static const std::regex name("(tables|kernels)-epoch-([0-9]+)\\.npy");
+  const std::regex& name = snapshot_file_pattern();
   for (const auto& entry : fs::directory_iterator(folder)) {
     std::smatch match;
     const std::string file = entry.path().filename().string();
