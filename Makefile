@@ -21,13 +21,14 @@ CXX_COMPILER ?= clang++-14
 # against LibTorch in a tenth of the time GNU ld takes), the libraries pelab links, the fast BLAS that
 # LibTorch's matrix products need (the reference BLAS is ~40x slower), gnuplot for figures,
 # a single-node Slurm for the cluster tests (docs/cluster.md), and real brain atlases in MNI space
-# (mricron-data: AAL, Harvard-Oxford, AICHA; docs/tasks/brain.md).
+# (mricron-data: AAL, Harvard-Oxford, AICHA; docs/tasks/brain.md); xz for the run-record archives
+# that the docs_claims test unpacks (docs/results).
 DEBIAN_PACKAGES := g++ clang-14 libclang-rt-14-dev lld-14 cmake make ccache \
 	libtorch-dev libopenblas0-openmp \
 	libboost-dev libboost-filesystem-dev libfmt-dev libtomlplusplus-dev \
 	libcli11-dev libspdlog-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev \
 	libnifti2-dev libgloo-dev slurmctld slurmd slurm-client munge \
-	python3-numpy python3-torch python3-venv gnuplot-nox chromium mricron-data
+	python3-numpy python3-torch python3-venv gnuplot-nox chromium mricron-data xz-utils
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
