@@ -357,7 +357,8 @@ const PluginInfo* plugin_info_of(const boost::dll::shared_library& library,
   const ElfW(Sym)* symbol = symbol_at(alias, where);
   if (symbol == nullptr) refuse("cannot be found by the dynamic linker");
   if (ELF64_ST_TYPE(symbol->st_info) == STT_FUNC) refuse("is a function");
-  if (ELF64_ST_TYPE(symbol->st_info) != STT_OBJECT || symbol->st_size != sizeof(void*))
+  // At least a pointer wide, not exactly: AddressSanitizer pads instrumented globals with redzones.
+  if (ELF64_ST_TYPE(symbol->st_info) != STT_OBJECT || symbol->st_size < sizeof(void*))
     refuse(fmt::format("is a symbol of ELF type {} and {} bytes", ELF64_ST_TYPE(symbol->st_info),
                        symbol->st_size));
   void* const entry = *static_cast<void* const*>(alias);
