@@ -74,7 +74,16 @@ RunStatus run_status(const std::string& experiment_dir, const std::string& relat
   } catch (const Error&) {
     // Unreadable metrics say nothing about where the run stands.
   }
-  if (const auto summary = folder.read_summary()) {
+  std::optional<RunSummary> summary;
+  try {
+    summary = folder.read_summary();
+  } catch (const Error& e) {
+    // Shown, not thrown: a status lists every run, and this one needs a person.
+    status.state = RunState::kFailed;
+    status.error = e.what();
+    return status;
+  }
+  if (summary) {
     status.state = summary->finished() ? RunState::kDone : RunState::kFailed;
     status.error = summary->error;
     if (summary->finished() && summary->wall_seconds > 0)

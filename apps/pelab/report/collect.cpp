@@ -222,6 +222,7 @@ class Collector {
           run_dir, seen->second));
       return;
     }
+    run_folder.check_config_unchanged(*summary);
     RunRecord run = run_record(run_folder, *summary, experiment_.headlines);
     append_once(experiment_names_, experiment_name);
     if (!by_point_.count(point)) {

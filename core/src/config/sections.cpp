@@ -97,4 +97,13 @@ const std::set<std::string>& host_execution_keys() {
   return keys;
 }
 
+const std::set<std::string>& per_run_keys() {
+  static const std::set<std::string> keys = [] {
+    std::set<std::string> keys = host_execution_keys();
+    keys.insert({"experiment.seeds", "experiment.description", "train.epochs"});
+    return keys;
+  }();
+  return keys;
+}
+
 }  // namespace pelab

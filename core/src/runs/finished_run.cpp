@@ -9,10 +9,21 @@
 
 namespace pelab {
 
+namespace {
+
+// A run read by another run's plugin must still be the run that was trained.
+RunFolder checked_folder(const std::string& dir) {
+  RunFolder folder(dir);
+  if (const auto summary = folder.read_summary()) folder.check_config_unchanged(*summary);
+  return folder;
+}
+
+}  // namespace
+
 FinishedRun::FinishedRun(std::string dir) : dir_(std::move(dir)) {}
 
 std::vector<PESnapshot> FinishedRun::snapshots() const {
-  return RunFolder(dir_).read_snapshots();
+  return checked_folder(dir_).read_snapshots();
 }
 
 std::string FinishedRun::snapshot_folder() const {
@@ -21,7 +32,7 @@ std::string FinishedRun::snapshot_folder() const {
 
 torch::Tensor FinishedRun::probe_array(const std::string& probe, const std::string& array) const {
   const std::string name = probe_array_file(probe, array);
-  const std::string file = RunFolder(dir_).path(name);
+  const std::string file = checked_folder(dir_).path(name);
   PELAB_CHECK(boost::filesystem::exists(file),
               "the run '{}' has no {}: run the {} probe on it first (`pelab probe {} --probe {}`)",
               dir_, name, probe, dir_, probe);

@@ -40,17 +40,6 @@ class PointLock {
   int fd_ = -1;
 };
 
-// What the runs of one point may differ in: the seed, the description, how a run is computed,
-// and its length (a run resumed with more epochs extends itself, as its config.toml records).
-const std::set<std::string>& per_run_keys() {
-  static const std::set<std::string> keys = [] {
-    std::set<std::string> ignored = host_execution_keys();
-    ignored.insert({"experiment.seeds", "experiment.description", "train.epochs"});
-    return ignored;
-  }();
-  return keys;
-}
-
 // The record as this pelab resolves it (keys added since it was written take their defaults, as
 // for a run's config.toml); as written when it no longer resolves, so that the comparison names
 // what changed.

@@ -69,7 +69,13 @@ std::optional<ReusableRun> ReusableRun::find(const StoredConfig& config,
         if (same_folder(dir, except)) continue;
         const RunFolder folder(dir.string());
         if (!folder.has_config()) continue;
-        std::optional<RunSummary> summary = folder.read_summary();
+        std::optional<RunSummary> summary;
+        try {
+          summary = folder.read_summary();
+          if (summary) folder.check_config_unchanged(*summary);
+        } catch (const Error&) {
+          continue;  // a damaged or edited folder is no match; its own sweep reports it
+        }
         // Another LibTorch rounds differently (and a long run amplifies it): not the same run.
         if (!summary || !summary->finished() || summary->torch_version != TORCH_VERSION) continue;
         // A plugin at another version may compute otherwise under the same configuration.

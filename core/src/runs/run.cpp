@@ -571,6 +571,7 @@ bool reuse_identical_run(const RunConfig& config, const StoredConfig& resolved, 
   summary.experiment = config.experiment;
   summary.point = config.point;
   summary.reused_from = found->dir;
+  summary.configuration = folder.read_stored_config().identity();  // this folder's name and point
   folder.write_summary(summary);
   run_logger(folder)->info(
       "reused from {}: a finished run of the same configuration and seed "
@@ -701,6 +702,7 @@ void finish_run(const RunConfig& config, BuiltRun& run, const RunTraining& train
   summary.compute = compute_record(host, config.train.string("precision"));
   summary.final_metrics = outcome.final_metrics;
   summary.snapshot_files = static_cast<std::int64_t>(folder.snapshot_file_epochs().size());
+  summary.configuration = folder.read_stored_config().identity();
   folder.write_summary(summary);
   folder.remove_previous_checkpoint();
   logger.info("finished in {}", format_duration(outcome.seconds));

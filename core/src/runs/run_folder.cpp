@@ -175,12 +175,43 @@ std::map<std::string, std::vector<std::int64_t>> tensor_shapes(const torch::nn::
   return shapes;
 }
 
+// Text kept in a checkpoint, as bytes.
+torch::Tensor text_tensor(std::string text) {
+  return torch::from_blob(text.data(), {static_cast<std::int64_t>(text.size())}, torch::kUInt8)
+      .clone();
+}
+
+// The text a checkpoint keeps under `key`, or nullopt in checkpoints written before it was kept.
+std::optional<std::string> read_text(torch::serialize::InputArchive& archive,
+                                     const std::string& key) {
+  torch::Tensor bytes;
+  if (!archive.try_read(key, bytes)) return std::nullopt;
+  bytes = bytes.to(torch::kCPU).contiguous();
+  return std::string(static_cast<const char*>(bytes.data_ptr()),
+                     static_cast<std::size_t>(bytes.numel()));
+}
+
 std::int64_t read_checkpoint(const std::string& file, TransformerEncoder& model,
-                             torch::optim::Optimizer* optimizer, std::string& metrics,
-                             std::optional<TrainingTime>& time) {
+                             torch::optim::Optimizer* optimizer, const StoredConfig* folder_config,
+                             std::string& metrics, std::optional<TrainingTime>& time) {
   torch::serialize::InputArchive archive, model_archive;
   const torch::Device device = model_device(model);
   archive.load_from(file, device);
+  // The configuration the checkpoint was trained as, against the folder's: an edit that keeps
+  // every shape (heads, a PE parameter, the task's data) would otherwise load and run silently.
+  if (const auto trained_as = read_text(archive, "config_toml"); trained_as && folder_config) {
+    const auto changes = StoredConfig::identity_changes(
+        StoredConfig::parse(*trained_as, file).identity(), folder_config->identity());
+    if (!changes.empty()) {
+      throw CheckpointMismatch(fmt::format(
+          "{} was trained with another configuration than its folder's {} now holds ({}{}): the "
+          "run folder was changed after the run; restore {}, or train the run again (pelab run "
+          "... --force)",
+          file, RunFolder::kConfigFile, changes.front(),
+          changes.size() > 1 ? fmt::format(", and {} more", changes.size() - 1) : "",
+          RunFolder::kConfigFile));
+    }
+  }
   archive.read("model", model_archive);
   // LibTorch's load replaces each tensor with the stored one whatever its shape: a model built
   // from an edited config.toml would then fail deep inside a later forward.
@@ -203,12 +234,7 @@ std::int64_t read_checkpoint(const std::string& file, TransformerEncoder& model,
   }
   torch::Tensor epoch;
   archive.read("epoch", epoch);
-  torch::Tensor metrics_bytes;  // absent from checkpoints written before it was kept
-  if (archive.try_read("metrics_csv", metrics_bytes)) {
-    metrics_bytes = metrics_bytes.to(torch::kCPU);
-    metrics.assign(static_cast<const char*>(metrics_bytes.data_ptr()),
-                   static_cast<std::size_t>(metrics_bytes.numel()));
-  }
+  metrics = read_text(archive, "metrics_csv").value_or("");
   time = read_training_time(archive);
   if (optimizer != nullptr) {
     torch::serialize::InputArchive optimizer_archive;
@@ -258,6 +284,35 @@ std::vector<std::string> StoredConfig::differences(const StoredConfig& other,
     found.push_back(fmt::format("{}: {} -> {}", key, toml(key), other.toml(key)));
   }
   return found;
+}
+
+std::map<std::string, std::string> StoredConfig::identity() const {
+  std::map<std::string, std::string> identity;
+  for (const auto& [key, value] : values) {
+    if (per_run_keys().count(key) || key.rfind("probe.", 0) == 0) continue;
+    identity.emplace(key, value.toml);
+  }
+  return identity;
+}
+
+std::vector<std::string> StoredConfig::identity_changes(
+    const std::map<std::string, std::string>& recorded,
+    const std::map<std::string, std::string>& now) {
+  const auto value = [](const std::map<std::string, std::string>& values, const std::string& key) {
+    const auto it = values.find(key);
+    return it == values.end() ? std::string("(absent)") : it->second;
+  };
+  std::set<std::string> keys;
+  for (const auto* values : {&recorded, &now}) {
+    for (const auto& [key, text] : *values)
+      keys.insert(key);
+  }
+  std::vector<std::string> changes;
+  for (const auto& key : keys) {
+    if (value(recorded, key) != value(now, key))
+      changes.push_back(fmt::format("{}: {} -> {}", key, value(recorded, key), value(now, key)));
+  }
+  return changes;
 }
 
 std::optional<std::string> StoredConfig::shown(const std::string& key) const {
@@ -625,12 +680,9 @@ void RunFolder::save_checkpoint(TransformerEncoder& model, torch::optim::Optimiz
     archive.write("device_rng_state", at::globalContext().defaultGenerator(device).get_state());
   // A copy of metrics.csv as of this epoch (a few kB): a resumed run can restore its metrics from
   // it when metrics.csv itself has been damaged.
-  std::string metrics = metrics_csv(rows);
-  archive.write(
-      "metrics_csv",
-      torch::from_blob(metrics.data(), {static_cast<std::int64_t>(metrics.size())}, torch::kUInt8)
-          .clone());
+  archive.write("metrics_csv", text_tensor(metrics_csv(rows)));
   archive.write("training_time", training_time_tensor(time));
+  if (has_config()) archive.write("config_toml", text_tensor(read_config_text()));
   std::ostringstream bytes;
   archive.save_to(bytes);
   // The last checkpoint stays whole until the new one is: a rename is atomic, and a crash between
@@ -648,11 +700,15 @@ RunFolder::LoadedCheckpoint RunFolder::load_checkpoint(TransformerEncoder& model
                                                        torch::optim::Optimizer* optimizer) const {
   LoadedCheckpoint loaded;
   std::vector<std::string> problems;
+  const std::optional<StoredConfig> folder_config =
+      has_config() ? std::optional<StoredConfig>(read_stored_config()) : std::nullopt;
   for (const char* name : {kCheckpoint, kPreviousCheckpoint}) {
     const std::string file = path(name);
     if (!fs::is_regular_file(file)) continue;
     try {
-      loaded.epoch = read_checkpoint(file, model, optimizer, loaded.metrics_csv, loaded.time);
+      loaded.epoch =
+          read_checkpoint(file, model, optimizer, folder_config ? &*folder_config : nullptr,
+                          loaded.metrics_csv, loaded.time);
       loaded.file = file;
       if (!problems.empty()) {
         loaded.warning = fmt::format("{}; resumed from {} (epoch {}) instead", problems.front(),
@@ -705,8 +761,20 @@ std::string RunFolder::lock_path() const {
 std::optional<RunSummary> RunFolder::read_summary() const {
   const std::string file = path(kSummary);
   if (!fs::is_regular_file(file)) return std::nullopt;
-  const json document = json::parse(read_file(file), nullptr, false);
-  if (document.is_discarded() || !document.is_object()) return std::nullopt;
+  const auto damaged = [&](const std::string& what) {
+    return Error(fmt::format(
+        "{} {}: it is written whole at the end of a run, so it was changed or damaged since. "
+        "Restore it from a copy, or delete it to train the run again",
+        file, what));
+  };
+  json document;
+  try {
+    document = json::parse(read_file(file));
+  } catch (const json::parse_error& e) {
+    throw damaged(fmt::format("is not JSON (byte {}: {})", e.byte,
+                              std::string(e.what()).substr(std::string(e.what()).find(':') + 2)));
+  }
+  if (!document.is_object()) throw damaged("is not a JSON object");
   RunSummary summary;
   try {
     summary.status = document.value("status", "");
@@ -718,7 +786,8 @@ std::optional<RunSummary> RunFolder::read_summary() const {
           std::make_pair("epoch", &summary.epoch),
           std::make_pair("parameters", &summary.parameters),
           std::make_pair("threads", &summary.threads), std::make_pair("ranks", &summary.ranks)}) {
-      if (!read_integer(document, field, *into)) return std::nullopt;
+      if (!read_integer(document, field, *into))
+        throw damaged(fmt::format("has no whole number under \"{}\"", field));
     }
     summary.error = document.value("error", "");
     summary.objective = document.value("objective", "");
@@ -728,7 +797,8 @@ std::optional<RunSummary> RunFolder::read_summary() const {
     summary.reused_from = document.value("reused_from", "");
     if (document.contains("snapshot_files")) {
       std::int64_t files = 0;
-      if (!read_integer(document, "snapshot_files", files)) return std::nullopt;
+      if (!read_integer(document, "snapshot_files", files))
+        throw damaged("has no whole number under \"snapshot_files\"");
       summary.snapshot_files = files;
     }
     if (document.contains("plugins"))
@@ -748,10 +818,14 @@ std::optional<RunSummary> RunFolder::read_summary() const {
       for (const auto& [name, scalars] : document["probes"].items())
         summary.probes[name] = scalars_of(scalars);
     }
-  } catch (const json::exception&) {
-    return std::nullopt;  // a field of the wrong type: not a summary this pelab wrote
+    if (document.contains("configuration"))
+      summary.configuration = document["configuration"].get<std::map<std::string, std::string>>();
+  } catch (const json::exception& e) {
+    throw damaged(fmt::format("has a field of the wrong type ({})", without_backtrace(e)));
   }
-  if (summary.status != "finished" && summary.status != "failed") return std::nullopt;
+  if (summary.status != "finished" && summary.status != "failed")
+    throw damaged(
+        fmt::format("has status \"{}\" (pelab writes \"finished\" or \"failed\")", summary.status));
   return summary;
 }
 
@@ -784,11 +858,24 @@ void RunFolder::write_summary(const RunSummary& summary) const {
     document["probes"] = probes;
     if (!summary.reused_from.empty()) document["reused_from"] = summary.reused_from;
     if (summary.snapshot_files) document["snapshot_files"] = *summary.snapshot_files;
+    if (!summary.configuration.empty()) document["configuration"] = summary.configuration;
   } else {
     document["epoch"] = summary.epoch;
     document["error"] = summary.error;
   }
   write_file_atomically(path(kSummary), document.dump(2) + "\n");
+}
+
+void RunFolder::check_config_unchanged(const RunSummary& summary) const {
+  if (summary.configuration.empty() || !has_config()) return;
+  const auto changes =
+      StoredConfig::identity_changes(summary.configuration, read_stored_config().identity());
+  PELAB_CHECK(changes.empty(),
+              "{} was changed after the run ended: {}{} ({} records what it was trained with). "
+              "Restore it, or train the run again (pelab run ... --force)",
+              config_path(), changes.front(),
+              changes.size() > 1 ? fmt::format(", and {} more", changes.size() - 1) : "",
+              summary_path());
 }
 
 void RunFolder::remove_stale_temporaries() const {

@@ -23,6 +23,7 @@ namespace fs = boost::filesystem;
 LoadedRun load_run(const std::string& dir, Registry& registry, const std::string& config_text,
                    const std::vector<std::string>& overrides) {
   const RunFolder folder(dir);
+  if (const auto summary = folder.read_summary()) folder.check_config_unchanged(*summary);
   LoadedRun loaded;
   loaded.dir = dir;
   loaded.config = folder.read_config(registry, config_text, overrides);

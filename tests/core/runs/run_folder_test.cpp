@@ -99,7 +99,9 @@ TEST(RunFolderTest, MetricsRoundTripAndAMalformedRowNamesFileAndLine) {
   }
 }
 
-TEST(RunFolderTest, AnUnreadableSummaryMeansTheRunHasNotEnded) {
+// A summary.json is written whole at the end of a run: one that does not parse was damaged after
+// it, and once read as "not ended" (so the finished run was trained over). Now an error naming it.
+TEST(RunFolderTest, AnUnreadableSummaryIsAnErrorNotARunThatHasNotEnded) {
   ScratchDir dir;
   const RunFolder folder(dir.path());
   EXPECT_FALSE(folder.read_summary().has_value());
@@ -112,7 +114,15 @@ TEST(RunFolderTest, AnUnreadableSummaryMeansTheRunHasNotEnded) {
   EXPECT_EQ(folder.read_summary()->error, "boom");
   EXPECT_FALSE(folder.read_summary()->finished());
   truncate_file(folder.path("summary.json"), 20);
-  EXPECT_FALSE(folder.read_summary().has_value());
+  try {
+    folder.read_summary();
+    FAIL() << "a cut summary.json was read";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr(folder.path("summary.json") + " is not JSON (byte"));
+    EXPECT_THAT(e.what(), HasSubstr("delete it to train the run again"));
+  }
+  write_file_atomically(folder.path("summary.json"), R"({"status": "running", "seed": 1})");
+  EXPECT_THROW(folder.read_summary(), Error);
 }
 
 // The compute record reads back; one written before pelab recorded the subnormal mode says nothing
@@ -142,7 +152,7 @@ TEST(RunFolderTest, TheComputeRecordReadsBackWithTheSubnormalMode) {
 
 // Found by the run_folder fuzzer: a floating-point number where an integer belongs was cast,
 // undefined behaviour out of range. Such a summary is not one this pelab wrote.
-TEST(RunFolderTest, ASummaryWithAFractionOrHugeNumberForAnIntegerIsNotASummary) {
+TEST(RunFolderTest, ASummaryWithAFractionOrHugeNumberForAnIntegerIsRefused) {
   ScratchDir dir;
   const RunFolder folder(dir.path());
   const auto summary_with_seed = [](const char* seed) {
@@ -150,7 +160,12 @@ TEST(RunFolderTest, ASummaryWithAFractionOrHugeNumberForAnIntegerIsNotASummary) 
   };
   for (const char* seed : {"4.5e63", "2235.5", "\"2235\""}) {
     write_file_atomically(folder.path("summary.json"), summary_with_seed(seed));
-    EXPECT_FALSE(folder.read_summary().has_value()) << "seed " << seed;
+    try {
+      folder.read_summary();
+      ADD_FAILURE() << "seed " << seed << " was read";
+    } catch (const Error& e) {
+      EXPECT_THAT(e.what(), HasSubstr("has no whole number under \"seed\"")) << seed;
+    }
   }
   write_file_atomically(folder.path("summary.json"), summary_with_seed("2235"));
   ASSERT_TRUE(folder.read_summary().has_value());
@@ -257,6 +272,41 @@ TEST_F(CheckpointTest, ACheckpointThatDoesNotFitItsConfigurationIsRefused) {
     EXPECT_THAT(e.what(), HasSubstr("the run folder was changed after the run"));
     EXPECT_THAT(e.what(), Not(HasSubstr("truncated")));
   }
+}
+
+// An edit that keeps every shape (the heads of a 1-head model's attention, a PE's parameter) loads
+// without a shape error: the configuration the checkpoint records is compared instead, and every
+// reader of the finished run refuses the edited folder, naming the key.
+TEST_F(CheckpointTest, AConfigurationEditedAfterTheRunIsRefusedByEveryReader) {
+  const RunFolder folder(execute_run(with_epochs(1), registry_, dir_.path()).dir);
+  ASSERT_FALSE(folder.read_summary()->configuration.empty());
+  EXPECT_NO_THROW(load_run(folder.dir(), registry_));
+  const std::string original = read_file(folder.config_path());
+  const std::string heads = fmt::format("heads = {}", config_.model.integer("heads"));
+  ASSERT_NE(original.find(heads), std::string::npos);
+  std::string edited = original;
+  edited.replace(edited.find(heads), heads.size(), "heads = 4");
+  write_file_atomically(folder.config_path(), edited);
+
+  try {
+    load_run(folder.dir(), registry_);  // what `pelab probe` and from_run read
+    FAIL() << "a run whose config.toml was edited after it ended loaded";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("config.toml was changed after the run ended: model.heads: "));
+    EXPECT_THAT(e.what(), HasSubstr("-> 4"));
+  }
+  // The checkpoint says the same on its own (a run resumed from an edited folder).
+  fs::remove(folder.path("summary.json"));
+  try {
+    load_run(folder.dir(), registry_);
+    FAIL() << "the checkpoint loaded into an edited configuration";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("was trained with another configuration than its folder's "
+                                    "config.toml now holds (model.heads: "));
+  }
+  // What may change without changing the run: the threads, the description, the probes.
+  write_file_atomically(folder.config_path(), original + "\n[[probe]]\nplugin = \"pe_norm\"\n");
+  EXPECT_NO_THROW(load_run(folder.dir(), registry_));
 }
 
 // A metrics.csv cut inside its last row (whose value still parses) or at a row boundary was

@@ -22,4 +22,9 @@ PELAB_API const ParamSchema& train_schema();
 /// whatever they were; its summary's compute record says what they were.
 PELAB_API const std::set<std::string>& host_execution_keys();
 
+/// What the runs of one point may differ in: the seeds, the description, how a run is computed
+/// (host_execution_keys()) and its length (a run resumed with more epochs extends itself, as its
+/// config.toml records). Everything else is what a run is.
+PELAB_API const std::set<std::string>& per_run_keys();
+
 }  // namespace pelab

@@ -69,6 +69,10 @@ struct PELAB_API RunSummary {
   /// The PE snapshot files the run wrote (pe/*.npy); nullopt in a summary written before pelab
   /// counted them. A copy (`--reuse`) must hold as many.
   std::optional<std::int64_t> snapshot_files;
+  /// The configuration the run was trained as (StoredConfig::identity of its config.toml as it
+  /// ended), by which every reader finds a config.toml edited after the run. Empty in a summary
+  /// written before pelab recorded it (2026-12-06): such a run cannot be checked.
+  std::map<std::string, std::string> configuration;
 
   bool finished() const { return status == "finished"; }
 };
@@ -119,6 +123,15 @@ struct PELAB_API StoredConfig {
   std::optional<std::string> shown(const std::string& key) const;
   std::optional<std::int64_t> integer(const std::string& key) const;
   std::optional<double> number(const std::string& key) const;
+  /// What makes a run what it was trained as, key -> value as TOML text: every value but those a
+  /// run may change without changing what it computes (per_run_keys(): seeds, description, epochs,
+  /// threads) and the [[probe]] tables, which run on the trained model.
+  std::map<std::string, std::string> identity() const;
+  /// The keys of two identities that differ, each as "key: <recorded> -> <now>".
+  static std::vector<std::string> identity_changes(
+      const std::map<std::string, std::string>& recorded,
+      const std::map<std::string, std::string>& now);
+
   /// The plugins of the [[probe]] tables, in order.
   std::vector<std::string> probe_plugins() const;
 
@@ -227,7 +240,8 @@ class PELAB_API RunFolder {
 
   // --- checkpoint.pt ---
   bool has_checkpoint() const;
-  /// Writes checkpoint.pt, with a copy of the metrics `rows` so far and the time spent; the
+  /// Writes checkpoint.pt, with a copy of the metrics `rows` so far, the time spent and the
+  /// folder's config.toml (load_checkpoint refuses a config.toml that differs from it since); the
   /// checkpoint it replaces becomes checkpoint.previous.pt.
   void save_checkpoint(TransformerEncoder& model, torch::optim::Optimizer& optimizer,
                        std::int64_t epoch, const std::vector<MetricRow>& rows,
@@ -250,10 +264,16 @@ class PELAB_API RunFolder {
 
   // --- summary.json ---
   std::string summary_path() const;
-  /// nullopt when the run has not ended (no summary.json, or an unreadable one: a run that left an
-  /// unreadable summary is treated as unfinished and runs again).
+  /// nullopt when the run has not ended (no summary.json). A summary.json that does not parse, or
+  /// is not a summary pelab wrote, is an Error naming the file: written atomically, it can only
+  /// have been damaged after the run, and reading it as "not ended" would train over a finished
+  /// run.
   std::optional<RunSummary> read_summary() const;
   void write_summary(const RunSummary& summary) const;
+  /// An Error when config.toml no longer describes the run that `summary` records (it was edited
+  /// after the run ended), naming the keys that changed. Every reader of a finished run calls it
+  /// before trusting config.toml; summaries older than the record pass.
+  void check_config_unchanged(const RunSummary& summary) const;
 
   // --- run.log, and the claim's files (RunClaim) ---
   std::string log_path() const;
