@@ -57,7 +57,8 @@ std::string base64(const std::string& bytes) {
 
 namespace {
 
-std::string html_escape(const std::string& text) {
+std::string html_escape(const std::string& raw) {
+  const std::string text = valid_utf8(raw);
   std::string out;
   for (char c : text) {
     switch (c) {
@@ -857,7 +858,7 @@ Document report_document(const Experiment& experiment, const ReportResult& resul
 
 void write_documents(const Document& doc, const std::string& title, ReportResult& result) {
   const ExperimentFolder folder(result.dir);
-  write_file_atomically(folder.report_markdown_file(), doc.markdown());
+  write_file_atomically(folder.report_markdown_file(), valid_utf8(doc.markdown()));
   write_file_atomically(folder.report_html_file(), doc.html(title));
   result.files.push_back(folder.report_markdown_file());
   result.files.push_back(folder.report_html_file());

@@ -253,7 +253,51 @@ torch::Tensor read_npy(const std::string& path) {
   return from_npy(read_file(path), path);
 }
 
-std::string csv_field(const std::string& field) {
+std::string valid_utf8(const std::string& text) {
+  // The length of the valid UTF-8 sequence at `i`, or 0 (RFC 3629: no overlong forms, no
+  // surrogates, nothing beyond U+10FFFF).
+  const auto sequence_at = [&](std::size_t i) -> std::size_t {
+    const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+    const unsigned char lead = byte(i);
+    if (lead < 0x80) return 1;
+    std::size_t length = 0;
+    unsigned char low = 0x80, high = 0xBF;  // the range of the second byte
+    if (lead >= 0xC2 && lead <= 0xDF) {
+      length = 2;
+    } else if (lead >= 0xE0 && lead <= 0xEF) {
+      length = 3;
+      if (lead == 0xE0) low = 0xA0;
+      if (lead == 0xED) high = 0x9F;
+    } else if (lead >= 0xF0 && lead <= 0xF4) {
+      length = 4;
+      if (lead == 0xF0) low = 0x90;
+      if (lead == 0xF4) high = 0x8F;
+    } else {
+      return 0;
+    }
+    if (i + length > text.size()) return 0;
+    if (byte(i + 1) < low || byte(i + 1) > high) return 0;
+    for (std::size_t k = 2; k < length; ++k) {
+      if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
+    }
+    return length;
+  };
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    if (const std::size_t length = sequence_at(i)) {
+      out.append(text, i, length);
+      i += length;
+    } else {
+      out += fmt::format("\\x{:02X}", static_cast<unsigned char>(text[i]));
+      ++i;
+    }
+  }
+  return out;
+}
+
+std::string csv_field(const std::string& raw) {
+  const std::string field = valid_utf8(raw);
   if (field.find_first_of(",\"\n\r") == std::string::npos) return field;
   std::string out = "\"";
   for (char c : field) {

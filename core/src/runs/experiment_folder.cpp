@@ -7,6 +7,7 @@
 #include <boost/filesystem.hpp>
 #include <nlohmann/json.hpp>
 
+#include "io/json_text.h"
 #include "pelab/base/error.h"
 #include "pelab/config/manifest.h"
 #include "pelab/io/file_io.h"
@@ -101,7 +102,7 @@ std::string ExperimentFolder::sweep_record_path() const {
 void ExperimentFolder::write_sweep_record(const SweepRecord& record) const {
   const json document = {
       {"manifest", record.manifest}, {"overrides", record.overrides}, {"runs", record.runs}};
-  write_file_atomically(sweep_record_path(), document.dump(2) + "\n");
+  write_file_atomically(sweep_record_path(), json_file_text(document));
 }
 
 std::optional<SweepRecord> ExperimentFolder::read_sweep_record() const {

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/json_integer.h"
+#include "io/json_text.h"
 #include "pelab/base/error.h"
 #include "pelab/io/file_io.h"
 #include "pelab/runs/run_folder.h"
@@ -184,7 +185,7 @@ void RunClaim::write_claim() {
     if (!owner_.job.empty()) document["slurm_job"] = owner_.job;
   }
   try {
-    write_file_atomically(RunFolder(dir_).claim_path(), document.dump(2) + "\n");
+    write_file_atomically(RunFolder(dir_).claim_path(), json_file_text(document));
   } catch (const Error&) {
     // A heartbeat that cannot be written (a full disk) must not stop the training: the lock
     // still holds the run, and the training's own writes report the problem.

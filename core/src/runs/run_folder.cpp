@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/json_integer.h"
+#include "io/json_text.h"
 #include "pelab/base/error.h"
 #include "pelab/io/file_io.h"
 #include "pelab/model/transformer_encoder.h"
@@ -625,7 +626,7 @@ void RunFolder::write_probe_record(const ProbeOutcome& outcome) const {
   if (!outcome.note.empty()) document["note"] = outcome.note;
   if (!outcome.error.empty()) document["error"] = outcome.error;
   write_file_atomically(path(fmt::format("{}/{}.json", kProbeFolder, outcome.name)),
-                        document.dump(2) + "\n");
+                        json_file_text(document));
 }
 
 std::optional<ProbeOutcome> RunFolder::read_probe_record(const std::string& name) const {
@@ -863,7 +864,7 @@ void RunFolder::write_summary(const RunSummary& summary) const {
     document["epoch"] = summary.epoch;
     document["error"] = summary.error;
   }
-  write_file_atomically(path(kSummary), document.dump(2) + "\n");
+  write_file_atomically(path(kSummary), json_file_text(document));
 }
 
 void RunFolder::check_config_unchanged(const RunSummary& summary) const {

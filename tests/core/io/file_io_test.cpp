@@ -284,5 +284,21 @@ TEST(CsvField, QuotesOnlyWhenNeeded) {
   EXPECT_EQ(csv_field("cr\r"), "\"cr\r\"");
 }
 
+// Cases from RFC 3629 and Markus Kuhn's UTF-8 decoder stress test; Python's
+// bytes.decode("utf-8", "backslashreplace") gives the same escapes (upper-case hex aside).
+TEST(ValidUtf8, KeepsValidTextAndEscapesEachInvalidByte) {
+  EXPECT_EQ(valid_utf8(""), "");
+  EXPECT_EQ(valid_utf8("plain, \"quoted\"\n"), "plain, \"quoted\"\n");
+  EXPECT_EQ(valid_utf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"),
+            "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");             // 2, 3 and 4 bytes
+  EXPECT_EQ(valid_utf8("caf\xe9"), "caf\\xE9");                       // Latin-1
+  EXPECT_EQ(valid_utf8("\xe2\x82"), "\\xE2\\x82");                    // cut short
+  EXPECT_EQ(valid_utf8("\xc0\x80"), "\\xC0\\x80");                    // overlong NUL
+  EXPECT_EQ(valid_utf8("\xed\xa0\x80"), "\\xED\\xA0\\x80");           // a surrogate
+  EXPECT_EQ(valid_utf8("\xf4\x90\x80\x80"), "\\xF4\\x90\\x80\\x80");  // beyond U+10FFFF
+  EXPECT_EQ(valid_utf8("\x80x\xff"), "\\x80x\\xFF");                  // lone continuation, 0xFF
+  EXPECT_EQ(csv_field("a\xff,b"), "\"a\\xFF,b\"");
+}
+
 }  // namespace
 }  // namespace pelab

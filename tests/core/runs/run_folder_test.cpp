@@ -125,6 +125,18 @@ TEST(RunFolderTest, AnUnreadableSummaryIsAnErrorNotARunThatHasNotEnded) {
   EXPECT_THROW(folder.read_summary(), Error);
 }
 
+// A file name or a data file's text in another encoding once aborted the JSON writer ("invalid
+// UTF-8 byte") and left the run without its summary: it is written, its bytes escaped.
+TEST(RunFolderTest, ASummaryHoldsTextThatIsNotUtf8Escaped) {
+  ScratchDir dir;
+  const RunFolder folder(dir.path());
+  RunSummary summary;
+  summary.status = "failed";
+  summary.error = "cannot read 'sub-01_\xe9t\xe9.csv'";
+  folder.write_summary(summary);
+  EXPECT_EQ(folder.read_summary()->error, "cannot read 'sub-01_\\xE9t\\xE9.csv'");
+}
+
 // The compute record reads back; one written before pelab recorded the subnormal mode says nothing
 // of it, and the report's "computed with" shows what there is.
 TEST(RunFolderTest, TheComputeRecordReadsBackWithTheSubnormalMode) {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 namespace pelab::network_simulation {
@@ -699,6 +700,27 @@ TEST(Dynamics, RejectsBadOptions) {
   Network broken = net;
   broken.coupling.pop_back();
   expect_rejected([&] { simulate(broken, o, 3, 0); }, "network");
+}
+
+// dt and burn_in each in range, together 1e12 steps: once a run with no end and no progress, now
+// refused before the first step, with the figure and the keys to change.
+TEST(Dynamics, RefusesARecordingBeyondTheWorkLimitBeforeStarting) {
+  const Network net = make_network(NetworkOptions{});
+  DynamicsOptions o;
+  o.dt = 1e-6;
+  o.sample_interval = 1e-6;
+  o.burn_in = 1e6;
+  try {
+    simulate(net, o, 3, 0);
+    FAIL() << "a recording of 1e12 steps was started";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("the recording needs 1e+12 integration steps"));
+    EXPECT_THAT(e.what(),
+                ::testing::HasSubstr("on 64 nodes, 6.4e+13 node-steps, beyond the limit of 2e+10"));
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("raise dt or sample_interval, shorten burn_in"));
+  }
+  o.burn_in = 0.1;  // 1e5 steps: within it
+  EXPECT_EQ(simulate(net, o, 2, 0).activity.size(), 2u * 64u);
 }
 
 }  // namespace

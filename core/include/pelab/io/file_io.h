@@ -25,7 +25,13 @@ PELAB_API torch::Tensor from_npy(const std::string& bytes, const std::string& wh
 PELAB_API void write_npy(const std::string& path, const torch::Tensor& tensor);
 PELAB_API torch::Tensor read_npy(const std::string& path);
 
-/// Quotes a CSV field when it needs it (RFC 4180).
+/// Text as pelab writes it into a JSON, CSV, HTML or markdown file: valid UTF-8 unchanged, and each
+/// byte that is not part of a valid UTF-8 sequence written as the four characters `\xNN`, so that a
+/// file name or a data file's text in another encoding reaches a record readably instead of
+/// aborting the write (a JSON writer refuses invalid UTF-8). The one path for all of them.
+PELAB_API std::string valid_utf8(const std::string& text);
+
+/// Quotes a CSV field when it needs it (RFC 4180); invalid UTF-8 escaped by valid_utf8().
 PELAB_API std::string csv_field(const std::string& field);
 /// Splits one CSV line written with csv_field() back into its fields.
 PELAB_API std::vector<std::string> parse_csv_line(const std::string& line);

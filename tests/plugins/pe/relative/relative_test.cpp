@@ -65,6 +65,23 @@ TEST_F(RelativeTest, TablesAreSharedOverHeadsAndInitialised) {
   EXPECT_FALSE(pe->table().defined());
 }
 
+// No two of N tokens are more than N - 1 apart: a larger clip changes nothing but the table's
+// size, which once grew with k itself (k = 1e8 on 16 tokens asked for 12.8 GB).
+TEST_F(RelativeTest, AClipBeyondTheTokensSizesTheTablesByTheTokens) {
+  torch::manual_seed(3);
+  const auto huge = make(spec(100000000), 16, 32, 2);  // head_dim 16
+  EXPECT_EQ(huge->named_parameters()["keys"].sizes(), (std::vector<std::int64_t>{31, 16}));
+  const auto causal = make(spec(100000000, true, true), 16, 32, 2);
+  EXPECT_EQ(causal->named_parameters()["keys"].sizes(), (std::vector<std::int64_t>{16, 16}));
+  // The same model as k = N - 1 exactly, drawn from the same seed.
+  torch::manual_seed(4);
+  const auto exact = make(spec(15), 16, 32, 2);
+  torch::manual_seed(4);
+  const auto beyond = make(spec(40), 16, 32, 2);
+  const torch::Tensor q = torch::randn({2, 2, 16, 16});
+  EXPECT_TRUE(torch::equal(exact->relative_logits(q), beyond->relative_logits(q)));
+}
+
 TEST_F(RelativeTest, LogitsAreQueryDotClippedKeyEmbedding) {
   const std::int64_t tokens = 9, k = 2;
   torch::manual_seed(2);
