@@ -26,6 +26,7 @@ void print_schema(const ParamSchema& schema) {
     fmt::print("  {:<22} {}\n", "", spec.doc);
     if (spec.init_scale)
       fmt::print("  {:<22} (the init scale: reports draw a series against it)\n", "");
+    if (!spec.used_when.empty()) fmt::print("  {:<22} (read only when {})\n", "", spec.used_when);
   }
 }
 

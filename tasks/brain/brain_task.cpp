@@ -430,6 +430,23 @@ class BrainTask final : public Task {
   Layout layout_;
 };
 
+// When a source's options are read: a key set for another source would be silently ignored, so
+// the manifest refuses it (ParamSpec::used_only_when).
+bool source_is(const Params& params, const char* source) {
+  return params.string("source") == source;
+}
+bool synthetic(const Params& p) {
+  return source_is(p, "synthetic");
+}
+// The synthetic cohort's own parcels: a named atlas brings its regions and lobes instead.
+bool voronoi_parcels(const Params& p) {
+  return source_is(p, "synthetic") && p.string("atlas").empty();
+}
+// A grid parcellation: the sample, and the user's images without an atlas.
+bool grid_parcellation(const Params& p) {
+  return source_is(p, "sample") || (source_is(p, "nifti") && p.string("atlas").empty());
+}
+
 void declare(ParamSchema& schema) {
   schema.choice("source", "synthetic", {"synthetic", "nifti", "parcellated", "sample"},
                 "Where the data comes from: \"synthetic\", a cohort pelab generates (NIfTI files "
@@ -438,71 +455,113 @@ void declare(ParamSchema& schema) {
                 "[time, parcels] .npy/.csv files (time_series) with a centroids CSV; \"sample\", "
                 "the small real image that ships with pelab (one subject, a smoke test).");
   // The synthetic cohort.
-  schema.integer("subjects", 8, "source = \"synthetic\": subjects.").in_range(2, 1000);
+  schema.integer("subjects", 8, "source = \"synthetic\": subjects.")
+      .in_range(2, 1000)
+      .used_only_when("source = \"synthetic\"", synthetic);
   schema.integer("volumes", 150, "source = \"synthetic\": volumes per subject.")
-      .in_range(8, 100000);
+      .in_range(8, 100000)
+      .used_only_when("source = \"synthetic\"", synthetic);
   schema.integer("parcels", 100, "source = \"synthetic\": parcels of the atlas (the tokens).")
-      .in_range(2, 1000);
+      .in_range(2, 1000)
+      .used_only_when("source = \"synthetic\" without an atlas", voronoi_parcels);
   schema.integer("networks", 6, "source = \"synthetic\": large-scale networks (communities).")
-      .in_range(1, 100);
+      .in_range(1, 100)
+      .used_only_when("source = \"synthetic\" without an atlas", voronoi_parcels);
   schema.real("tr_seconds", 2.0, "source = \"synthetic\": the repetition time.")
-      .in_range(0.1, 10.0);
+      .in_range(0.1, 10.0)
+      .used_only_when("source = \"synthetic\"", synthetic);
   schema
       .real("voxel_noise", 10.0,
             "source = \"synthetic\": std of each voxel's noise (the BOLD "
             "baseline is 1000, the parcel signal's std 20).")
-      .in_range(0.0, 1e4);
+      .in_range(0.0, 1e4)
+      .used_only_when("source = \"synthetic\"", synthetic);
   schema
       .real("coupling_jitter", 0.2,
             "source = \"synthetic\": subjects' individual variation of the coupling weights "
             "(log-normal std).")
-      .in_range(0.0, 5.0);
-  schema.integer("cohort_seed", 0, "source = \"synthetic\": the cohort's seed.").at_least(0);
-  schema.string("cache_dir", "",
-                "source = \"synthetic\": the data cache's root; \"\" = $PELAB_CACHE_DIR, else "
-                "$XDG_CACHE_HOME/pelab, else ~/.cache/pelab.");
+      .in_range(0.0, 5.0)
+      .used_only_when("source = \"synthetic\"", synthetic);
+  schema.integer("cohort_seed", 0, "source = \"synthetic\": the cohort's seed.")
+      .at_least(0)
+      .used_only_when("source = \"synthetic\"", synthetic);
+  schema
+      .string("cache_dir", "",
+              "source = \"synthetic\": the data cache's root; \"\" = $PELAB_CACHE_DIR, else "
+              "$XDG_CACHE_HOME/pelab, else ~/.cache/pelab.")
+      .used_only_when("source = \"synthetic\"", synthetic);
   // The user's data.
-  schema.strings(
-      "functional", {},
-      "source = \"nifti\": the subjects' 4D images (.nii or .nii.gz), paths or file-name "
-      "patterns such as \"data/sub-*_bold.nii.gz\" (relative to the working folder).");
-  schema.string("atlas", "",
-                "source = \"nifti\": a 3D label image on the same grid (0 = background), or a "
-                "named atlas in MNI space (\"aal\", \"harvard_oxford\", \"aicha\", from Debian's "
-                "mricron-data); \"\" = a grid parcellation inside the brain mask. source = "
-                "\"synthetic\": \"\" = Voronoi parcels in an ellipsoid, or a named atlas whose "
-                "regions are the parcels (parcels and networks are then the atlas's regions and "
-                "lobes).");
-  schema.string("mask", "",
-                "Grid parcellation: a 3D brain mask on the images' grid; \"\" = the voxels whose "
-                "mean exceeds mask_fraction of the first image's robust maximum.");
+  schema
+      .strings("functional", {},
+               "source = \"nifti\": the subjects' 4D images (.nii or .nii.gz), paths or file-name "
+               "patterns such as \"data/sub-*_bold.nii.gz\" (relative to the working folder).")
+      .used_only_when("source = \"nifti\"", [](const Params& p) { return source_is(p, "nifti"); });
+  schema
+      .string("atlas", "",
+              "source = \"nifti\": a 3D label image on the same grid (0 = background), or a "
+              "named atlas in MNI space (\"aal\", \"harvard_oxford\", \"aicha\", from Debian's "
+              "mricron-data); \"\" = a grid parcellation inside the brain mask. source = "
+              "\"synthetic\": \"\" = Voronoi parcels in an ellipsoid, or a named atlas whose "
+              "regions are the parcels (parcels and networks are then the atlas's regions and "
+              "lobes).")
+      .used_only_when("source = \"nifti\" or \"synthetic\"",
+                      [](const Params& p) { return source_is(p, "nifti") || synthetic(p); });
+  schema
+      .string("mask", "",
+              "Grid parcellation: a 3D brain mask on the images' grid; \"\" = the voxels whose "
+              "mean exceeds mask_fraction of the first image's robust maximum.")
+      .used_only_when("a grid parcellation (source = \"sample\", or \"nifti\" without an atlas)",
+                      grid_parcellation);
   schema.real("mask_fraction", 0.2, "Grid parcellation without a mask: see mask.")
-      .in_range(0.0, 1.0);
+      .in_range(0.0, 1.0)
+      .used_only_when("a grid parcellation (source = \"sample\", or \"nifti\" without an atlas)",
+                      grid_parcellation);
   schema.integers("grid_block", {3, 3, 1}, "Grid parcellation: block size in voxels (i, j, k).")
-      .in_range(1, 1000);
+      .in_range(1, 1000)
+      .used_only_when("a grid parcellation (source = \"sample\", or \"nifti\" without an atlas)",
+                      grid_parcellation);
   schema
       .integer("min_voxels", 1, "Grid parcellation: blocks with fewer in-mask voxels are dropped.")
-      .at_least(1);
-  schema.strings("time_series", {},
-                 "source = \"parcellated\": one file per subject, [time, parcels], .npy "
-                 "(numpy.save) or .csv; paths or patterns such as \"data/sub-*.npy\".");
-  schema.string("centroids", "",
-                "source = \"parcellated\" (required) or \"nifti\" with an atlas (optional, for the "
-                "networks): a CSV with header x,y,z[,network], one row per parcel in column (or "
-                "label) order, mm.");
-  schema.strings("nuisance_columns", {},
-                 "source = \"parcellated\": columns of the time-series files that are nuisance "
-                 "signals, not parcels (e.g. [\"WM\", \"Vent\", \"Brain\"]: white matter, "
-                 "ventricles, global), by their header names.");
-  schema.choice("nuisance", "regress", {"regress", "drop"},
-                "What is done with nuisance_columns: \"regress\" them out of every parcel "
-                "(least squares with an intercept), then drop them; or only \"drop\" them.");
+      .at_least(1)
+      .used_only_when("a grid parcellation (source = \"sample\", or \"nifti\" without an atlas)",
+                      grid_parcellation);
+  schema
+      .strings("time_series", {},
+               "source = \"parcellated\": one file per subject, [time, parcels], .npy "
+               "(numpy.save) or .csv; paths or patterns such as \"data/sub-*.npy\".")
+      .used_only_when("source = \"parcellated\"",
+                      [](const Params& p) { return source_is(p, "parcellated"); });
+  schema
+      .string("centroids", "",
+              "source = \"parcellated\" (required) or \"nifti\" with an atlas (optional, for the "
+              "networks): a CSV with header x,y,z[,network], one row per parcel in column (or "
+              "label) order, mm.")
+      .used_only_when("source = \"parcellated\", or \"nifti\" with an atlas", [](const Params& p) {
+        return source_is(p, "parcellated") || (source_is(p, "nifti") && !p.string("atlas").empty());
+      });
+  schema
+      .strings("nuisance_columns", {},
+               "source = \"parcellated\": columns of the time-series files that are nuisance "
+               "signals, not parcels (e.g. [\"WM\", \"Vent\", \"Brain\"]: white matter, "
+               "ventricles, global), by their header names.")
+      .used_only_when("source = \"parcellated\"",
+                      [](const Params& p) { return source_is(p, "parcellated"); });
+  schema
+      .choice("nuisance", "regress", {"regress", "drop"},
+              "What is done with nuisance_columns: \"regress\" them out of every parcel "
+              "(least squares with an intercept), then drop them; or only \"drop\" them.")
+      .used_only_when("source = \"parcellated\" with nuisance_columns", [](const Params& p) {
+        return source_is(p, "parcellated") && !p.strings("nuisance_columns").empty();
+      });
   schema.choice("constant_parcels", "error", {"error", "drop"},
                 "A parcel whose time series is constant in some subject: \"error\" (name it), or "
                 "\"drop\" it from every subject.");
-  schema.string("data_dir", "",
-                "source = \"sample\": the folder of functional.nii; \"\" = the installed data "
-                "<prefix>/share/pelab/brain.");
+  schema
+      .string("data_dir", "",
+              "source = \"sample\": the folder of functional.nii; \"\" = the installed data "
+              "<prefix>/share/pelab/brain.")
+      .used_only_when("source = \"sample\"",
+                      [](const Params& p) { return source_is(p, "sample"); });
   // Samples and splits.
   schema.integer("window", 16, "Time points (volumes) per token: its input and its target.")
       .in_range(1, 10000);
@@ -515,9 +574,14 @@ void declare(ParamSchema& schema) {
           "groups in the run's metrics); 0 = hold out the last test_fraction of every subject's "
           "time series instead (single-subject data).")
       .at_least(0);
-  schema.integer("split_seed", 0, "Seed of the choice of held-out subjects.").at_least(0);
+  schema.integer("split_seed", 0, "Seed of the choice of held-out subjects.")
+      .at_least(0)
+      .used_only_when("test_subjects > 0",
+                      [](const Params& p) { return p.integer("test_subjects") > 0; });
   schema.real("test_fraction", 0.3, "test_subjects = 0: the fraction of time held out.")
-      .in_range(0.01, 0.99);
+      .in_range(0.01, 0.99)
+      .used_only_when("test_subjects = 0",
+                      [](const Params& p) { return p.integer("test_subjects") == 0; });
   tasks::MaskedSplits::declare(schema, "parcels");
 }
 

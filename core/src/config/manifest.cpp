@@ -224,7 +224,26 @@ class Resolver {
         params.set(spec.name, convert(*value, spec, what, where), where);
       }
     }
+    check_used(params, path, schema, what);
     return params;
+  }
+
+  // A value that this configuration will not read is refused where it is written: left alone it
+  // would be silently ignored (the brain task's centroids with source = "nifti" and no atlas).
+  // Its default, as a run's config.toml writes every key, is always accepted.
+  void check_used(const Params& params, const std::string& path, const ParamSchema& schema,
+                  const std::string& what) const {
+    for (const ParamSpec& spec : schema.specs()) {
+      if (!spec.applies || spec.type == ParamType::kPlugin) continue;
+      const toml::node* value = node_at(child_path(path, spec.name));
+      if (value == nullptr || params.value(spec.name) == spec.default_value || spec.applies(params))
+        continue;
+      throw Error(fmt::format(
+          "{}'{}' in {} is set ({}) but this configuration does not use it: it is read only when "
+          "{}. Remove it, or change the keys it depends on",
+          prefix(location_of(*value, child_path(path, spec.name))), spec.name, what,
+          format_value(params.value(spec.name)), spec.used_when));
+    }
   }
 
   ParamValue convert(const toml::node& node, const ParamSpec& spec, const std::string& what,

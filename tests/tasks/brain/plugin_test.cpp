@@ -276,6 +276,39 @@ TEST_F(BrainPlugin, BadDataIsAOneLineErrorNamingTheFile) {
 }
 
 // The real-sample experiment of tasks/brain/experiments/real_sample.toml, cut to one epoch.
+// A key that the chosen source never reads was silently ignored (centroids with source = "nifti"
+// and no atlas): the manifest refuses it where it is written, saying when it is read. A default
+// value, as a run's config.toml writes every key, passes.
+TEST_F(BrainPlugin, AKeyTheSourceDoesNotReadIsRefusedWhereItIsWritten) {
+  const auto error_of_manifest = [&](const std::string& task_keys) -> std::string {
+    const std::string text = "[experiment]\nname = \"b\"\n[task]\nplugin = \"brain\"\n" +
+                             task_keys +
+                             "\n[model]\nd_model = 16\nheads = 1\n[pe]\nplugin = \"none\"\n";
+    try {
+      Manifest::from_string(text, "b.toml", registry_);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_THAT(error_of_manifest("source = \"nifti\"\nfunctional = [\"x.nii\"]\n"
+                                "centroids = \"parcels.csv\""),
+              HasSubstr("b.toml:7:13: 'centroids' in [task] (the task plugin 'brain') is set "
+                        "(\"parcels.csv\") but this configuration does not use it: it is read "
+                        "only when source = \"parcellated\", or \"nifti\" with an atlas"));
+  EXPECT_THAT(error_of_manifest("source = \"parcellated\"\nsubjects = 12"),
+              HasSubstr("'subjects' in [task] (the task plugin 'brain') is set (12) but"));
+  EXPECT_THAT(error_of_manifest("atlas = \"aal\"\nparcels = 40"),
+              HasSubstr("read only when source = \"synthetic\" without an atlas"));
+  EXPECT_THAT(error_of_manifest("test_subjects = 2\ntest_fraction = 0.5"),
+              HasSubstr("read only when test_subjects = 0"));
+  // Read, or at its default: accepted.
+  EXPECT_EQ(error_of_manifest("source = \"nifti\"\nfunctional = [\"x.nii\"]\natlas = \"aal\"\n"
+                              "centroids = \"parcels.csv\""),
+            "");
+  EXPECT_EQ(error_of_manifest("source = \"parcellated\"\nsubjects = 8\nparcels = 100"), "");
+}
+
 TEST_F(BrainPlugin, TheRealSampleExperimentRunsEndToEnd) {
   ScratchDir out;
   const std::string manifest =

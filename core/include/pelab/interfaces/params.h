@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -53,6 +54,11 @@ struct PELAB_API ParamSpec {
   /// This number is the scale of what the plugin makes (an initializer's std, gain or bound):
   /// reports draw points that differ only in it as one series against it. At most one a schema.
   bool init_scale = false;
+  /// When the parameter is read, for one that only some configurations read (a data source's
+  /// options): `applies` says whether the other parameters make it read, `used_when` says so to a
+  /// reader ("source = \"parcellated\""). Empty: always read.
+  std::string used_when;
+  std::function<bool(const Params&)> applies;
 
   // Chainable refinements, used while declaring a schema.
   ParamSpec& at_least(double lower) {
@@ -71,6 +77,15 @@ struct PELAB_API ParamSpec {
   /// Marks the init scale (see `init_scale`); for float and int parameters.
   ParamSpec& is_init_scale() {
     init_scale = true;
+    return *this;
+  }
+
+  /// Declares the parameter read only when `applies(params)` holds, described by `condition`: a
+  /// manifest that sets it to anything but its default where it does not hold is refused, as an
+  /// unknown key is, since the value would be silently ignored. Not for plugin parameters.
+  ParamSpec& used_only_when(std::string condition, std::function<bool(const Params&)> applies_to) {
+    used_when = std::move(condition);
+    applies = std::move(applies_to);
     return *this;
   }
 

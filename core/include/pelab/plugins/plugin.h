@@ -34,7 +34,8 @@ namespace pelab {
 /// Bumped whenever anything in this header or in the four interfaces changes incompatibly.
 /// 7: InitContext::block (the block whose PE an initializer fills).
 /// 8: ProbeContext::model is a TrainedModel (the SDK's handle on the model), not the encoder.
-inline constexpr std::uint32_t kPluginApiVersion = 8;
+/// 9: ParamSpec::used_only_when (a parameter read only under a condition of the others).
+inline constexpr std::uint32_t kPluginApiVersion = 9;
 
 #define PELAB_PLUGIN_STRINGIFY_(x) #x
 #define PELAB_PLUGIN_STRINGIFY(x) PELAB_PLUGIN_STRINGIFY_(x)
