@@ -5,10 +5,13 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include <pelab/sdk.h>
+
+#include "solver.h"
 
 namespace pelab::latin_square {
 namespace {
@@ -76,8 +79,29 @@ std::vector<Puzzle> parse_puzzle_csv(std::istream& in, const std::string& name) 
                 "{}:{}: unknown condition '{}', expected Binary, Ternary or Quaternary", name,
                 line_number, fields[condition_column]);
 
-    puzzles.push_back(Puzzle::from_digits(digits, solution[0] - '0', *condition));
+    Puzzle puzzle = Puzzle::from_digits(digits, solution[0] - '0', *condition);
+    // Valid in form is not enough: a puzzle must have the answer it is labelled with, or the
+    // model is trained and scored against a wrong label.
+    const unsigned possible = possible_answers(puzzle.cells);
+    PELAB_CHECK(possible != 0,
+                "{}:{}: the puzzle {} fits no 4x4 Latin square (a shape twice in a "
+                "row or a column?)",
+                name, line_number, digits);
+    std::vector<int> shapes;
+    for (int v = 1; v <= kShapes; ++v) {
+      if (possible & (1u << v)) shapes.push_back(v);
+    }
+    PELAB_CHECK(shapes.size() == 1 && shapes.front() == puzzle.solution,
+                "{}:{}: the puzzle {} is labelled with solution {}, but its shown cells allow "
+                "{} {} at the query cell; fix the row's solution or its cells",
+                name, line_number, digits, puzzle.solution,
+                shapes.size() == 1 ? "only shape" : "shapes", fmt::join(shapes, " and "));
+    puzzles.push_back(puzzle);
   }
+  PELAB_CHECK(!puzzles.empty(),
+              "{}: the file has a header but no puzzles; every puzzle file "
+              "the task reads feeds a split, which would otherwise be empty",
+              name);
   return puzzles;
 }
 

@@ -126,6 +126,23 @@ Dataset load_checked_split(Task& task, const std::string& split, const std::stri
                                ? fmt::format("split '{}'", split)
                                : fmt::format("the task plugin '{}', split '{}'", task_name, split);
   dataset.validate(what, task.layout().tokens, task.input_size(), task.objective());
+  // An empty split would make its metrics vanish from the report without a word.
+  PELAB_CHECK(dataset.size() > 0,
+              "{} holds no samples: every split a task declares is evaluated and reported; check "
+              "the data the task reads (an empty data file, a filter that kept nothing)",
+              what);
+  // A NaN or an infinity in the data would surface epochs later as a NaN loss, far from its source.
+  for (const auto& [name, values] :
+       {std::make_pair("inputs", dataset.inputs), std::make_pair("targets", dataset.targets)}) {
+    if (!values.is_floating_point()) continue;
+    const torch::Tensor bad = torch::logical_not(torch::isfinite(values)).flatten(1).any(1);
+    if (!bad.any().item<bool>()) continue;
+    throw Error(fmt::format(
+        "{}: its {} hold a value that is not finite (NaN or infinite) in {} of its {} samples, the "
+        "first at sample {}; fix the data at its source (missing values, a division by zero)",
+        what, name, bad.sum().item<std::int64_t>(), dataset.size(),
+        bad.nonzero()[0][0].item<std::int64_t>()));
+  }
   return dataset;
 }
 

@@ -138,6 +138,39 @@ TEST(Objective, NamesAndMetrics) {
   EXPECT_EQ(masked.metrics(), (std::vector<std::string>{"mse", "r"}));
 }
 
+// Loaded splits are checked for meaning: an empty one would make its metrics vanish from the
+// report, and a NaN in the data would surface epochs later as a NaN loss. Each is named where it
+// enters, with the sample.
+TEST(DatasetValidation, ALoadedSplitMustHoldFiniteSamples) {
+  class Faulty : public IndexTask {
+   public:
+    Dataset load(const std::string& split) override {
+      Dataset data = IndexTask::load(split);
+      if (split == "test") return data.subset(torch::zeros({0}, torch::kInt64));
+      if (split == "test_high") data.inputs[7][2][1] = std::nan("");
+      if (split == "train") data.targets[3][0][0] = INFINITY;
+      return data;
+    }
+  } faulty;
+  const auto error_of = [&](const std::string& split) -> std::string {
+    try {
+      load_checked_split(faulty, split, "my_task");
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_THAT(error_of("test"), HasSubstr("the task plugin 'my_task', split 'test' holds no "
+                                          "samples"));
+  EXPECT_THAT(error_of("test_high"),
+              HasSubstr("the task plugin 'my_task', split 'test_high': its inputs hold a value "
+                        "that is not finite (NaN or infinite) in 1 of its 20 samples, the first "
+                        "at sample 7"));
+  EXPECT_THAT(error_of("train"), HasSubstr("its targets hold a value that is not finite"));
+  IndexTask fine;
+  EXPECT_NO_THROW(load_checked_split(fine, "train", "my_task"));
+}
+
 TEST(DatasetValidation, MaskedTargetsMustBePerTokenFloats) {
   IndexTask task;
   Dataset data = task.load("train");

@@ -147,6 +147,23 @@ TEST_F(LatinSquareBadCsv, SolutionOutOfRange) {
   }
 }
 
+// Valid in form, wrong in meaning: a label that the puzzle's cells contradict, or a puzzle that
+// does not determine its answer, was read and trained on.
+TEST_F(LatinSquareBadCsv, ASolutionTheCellsContradictOrDoNotDetermine) {
+  const std::string wrong = write("3,1,Binary,0040405210200030,2");
+  EXPECT_TRUE(Contains(error_of(wrong), wrong + ":4: the puzzle 0040405210200030 is labelled with "
+                                                "solution 2, but its shown cells allow only "
+                                                "shape 1 at the query cell"));
+  const std::string open = write("3,1,Binary,0000050000000000,1");
+  EXPECT_TRUE(Contains(error_of(open), "allow shapes 1 and 2 and 3 and 4 at the query cell"));
+}
+
+// A header and no rows: the split it feeds (the human puzzles) once vanished from the report.
+TEST_F(LatinSquareBadCsv, AHeaderWithoutRowsIsNoPuzzleFile) {
+  const std::string path = write("", 0);
+  EXPECT_TRUE(Contains(error_of(path), path + ": the file has a header but no puzzles"));
+}
+
 TEST_F(LatinSquareBadCsv, UnknownCondition) {
   const std::string path = write("3,1,Quinary,0040405210200030,1");
   EXPECT_TRUE(Contains(error_of(path), path + ":4: unknown condition 'Quinary', expected Binary, "
