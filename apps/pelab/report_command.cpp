@@ -57,7 +57,15 @@ int report(const GlobalOptions& global, const ReportOptions& report_options) {
     return 0;
   }
   const std::string out = report_options.out.empty() ? dirs.front() : report_options.out;
-  print(report::write_report(dirs, out, &registry, settings));
+  const report::ReportResult result = report::write_report(dirs, out, &registry, settings);
+  print(result);
+  if (result.figures_failed > 0) {
+    fmt::print(stderr,
+               "error: {} figure script(s) failed (see the warnings above); the rest of "
+               "the report is written\n",
+               result.figures_failed);
+    return 1;
+  }
   return 0;
 }
 

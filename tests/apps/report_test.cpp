@@ -615,6 +615,31 @@ TEST_F(ReportFolder, SeveralExperimentsSideBySide) {
   EXPECT_FALSE(fs::exists(dir_ / "other/results.csv"));
 }
 
+// Experiments whose tasks evaluate different metrics (a classification beside a masked-token
+// regression): each metric is compared where it exists, a figure has panels only for the splits
+// that report it, and the report says which experiment lacks which metric. Five figure scripts
+// once failed on empty panels and the report still exited 0.
+TEST_F(ReportFolder, ExperimentsOfTwoTasksShareWhatTheyHave) {
+  for (int seed : {1, 2}) {
+    write_run("pe.init.std=0.2", seed, learned(0.2), 0.9, 0.5, 0.5, "regression");
+    const std::string summary =
+        dir_ / ("regression/pe.init.std=0.2/seed-" + std::to_string(seed) + "/summary.json");
+    std::string text = test::slurp(summary);
+    for (std::size_t at; (at = text.find("accuracy")) != std::string::npos;)
+      text.replace(at, 8, "mse");
+    std::ofstream(summary) << text;
+  }
+  report::ReportOptions options;
+  const report::ReportResult result = report::write_report(
+      {dir_ / "exp", dir_ / "regression"}, dir_ / "both/report", &registry_, options);
+  EXPECT_EQ(result.figures_failed, 0u) << ::testing::PrintToString(result.warnings);
+  const std::string md = test::slurp(dir_ / "both/report/report.md");
+  EXPECT_THAT(md, HasSubstr("metric 'accuracy' is evaluated by exp and not by regression"));
+  EXPECT_THAT(md, HasSubstr("metric 'mse' is evaluated by regression and not by exp"));
+  const std::string curves = test::slurp(dir_ / "both/report/figures/curves.gp");
+  EXPECT_THAT(curves, Not(HasSubstr("plot NaN")));
+}
+
 // The same experiment in two folders (a sweep whose shards ran on two machines) is one set of
 // points; a seed both folders hold counts once.
 TEST_F(ReportFolder, TheShardsOfOneSweepJoin) {

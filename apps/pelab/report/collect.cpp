@@ -250,6 +250,7 @@ class Collector {
     for (auto& [name, point] : by_point_)
       aggregate_seeds(point);
     order_points();
+    note_metrics_not_shared();
     return std::move(experiment_);
   }
 
@@ -418,6 +419,32 @@ class Collector {
     for (const auto& [key, stat] : experiment_.points.front().stats) {
       const std::string split = key.substr(0, key.find('/'));
       if (split != "probe" && split != "run") append_once(experiment_.splits, split);
+    }
+  }
+
+  // Experiments of different tasks side by side: each metric is compared where it exists, and the
+  // report says which experiments do not evaluate it rather than showing empty panels.
+  void note_metrics_not_shared() {
+    if (experiment_names_.size() < 2) return;
+    std::map<std::string, std::set<std::string>> experiments_of_metric;
+    for (const auto& point : experiment_.points) {
+      for (const auto& [key, stat] : point.stats) {
+        const std::string split = key.substr(0, key.find('/'));
+        if (split == "probe" || split == "run") continue;
+        experiments_of_metric[key.substr(key.rfind('/') + 1)].insert(
+            experiment_of_point_[point.point]);
+      }
+    }
+    for (const auto& [metric, experiments] : experiments_of_metric) {
+      std::vector<std::string> without;
+      for (const auto& name : experiment_names_) {
+        if (!experiments.count(name)) without.push_back(name);
+      }
+      if (without.empty()) continue;
+      experiment_.warnings.push_back(fmt::format(
+          "metric '{}' is evaluated by {} and not by {}: its tables show '-' for the points "
+          "of the latter, and its figures leave them out",
+          metric, fmt::join(experiments, ", "), fmt::join(without, ", ")));
     }
   }
 

@@ -259,6 +259,22 @@ void add_categorical_lines(Script& script, const Experiment& experiment,
   }
 }
 
+// The splits on which some point reports `metric`: a figure's panels. Experiments of different
+// tasks side by side share some splits and not others, and a panel without data is noise.
+std::vector<std::string> splits_with(const Experiment& experiment, const std::string& metric) {
+  std::vector<std::string> splits;
+  for (const auto& split : experiment.splits) {
+    if (!metric_groups(experiment, split, metric).empty()) splits.push_back(split);
+  }
+  return splits;
+}
+
+// An empty panel that gnuplot draws: `plot NaN` with autoscaled axes is an error ("all points y
+// value undefined"), so the ranges are fixed for it and restored after.
+const char* const kEmptyPanel =
+    "set xrange [0:1]\nset yrange [0:1]\nset label 1 'no data' at graph 0.5,0.5 center\n"
+    "plot 2 notitle\nunset label 1\nset autoscale x\nset autoscale y\n";
+
 // One panel: each line's metric against init scale for every scaled series (SEM bars), and for
 // every point without a scale a dashed horizontal line (with its SEM in the title). Without any
 // scaled point, the points are categories on the x axis.
@@ -277,7 +293,7 @@ void scale_panel(Script& script, const Experiment& experiment, const std::vector
   }
   body += factor == 100.0 ? out.span.percent_range() : "set yrange [*:*]\n";
   if (out.plots.empty()) {
-    body += "set label 1 'no data' at graph 0.5,0.5 center\nplot NaN notitle\nunset label 1\n";
+    body += kEmptyPanel;
   } else {
     body += "plot " + fmt::format("{}", fmt::join(out.plots, ", \\\n     ")) + "\n";
   }
@@ -290,7 +306,8 @@ enum class Lines { kBySeries, kByGroup };
 
 Figure metric_figure(const Experiment& experiment, const MetricDisplay& metric, Lines by) {
   Script script;
-  const std::size_t panels = std::max<std::size_t>(1, experiment.splits.size());
+  const std::vector<std::string> splits = splits_with(experiment, metric.metric);
+  const std::size_t panels = std::max<std::size_t>(1, splits.size());
   const std::string unit = metric.factor == 100.0 ? " (%)" : "";
   const std::string what = metric.metric == "accuracy" ? "accuracy" : metric.title;
   script.body() += fmt::format(
@@ -299,7 +316,7 @@ Figure metric_figure(const Experiment& experiment, const MetricDisplay& metric, 
       panels,
       quote(fmt::format("{}: final {}{}, mean ± SEM over seeds", experiment.name, what,
                         by == Lines::kByGroup ? " per group" : "")));
-  for (const auto& split : experiment.splits) {
+  for (const auto& split : splits) {
     std::vector<Line> lines;
     for (const auto& group : metric_groups(experiment, split, metric.metric)) {
       if (by == Lines::kBySeries && group != "all") continue;
@@ -742,7 +759,7 @@ Figure curves_figure(const Experiment& experiment) {
   for (const auto& point : experiment.points)
     curves.push_back(mean_curves(point, metric.metric));
   std::vector<std::string> panels = {"train loss"};
-  for (const auto& split : experiment.splits)
+  for (const auto& split : splits_with(experiment, metric.metric))
     panels.push_back(split);
   Script script;
   std::string& body = script.body();
@@ -766,7 +783,7 @@ Figure curves_figure(const Experiment& experiment) {
       plots.push_back(fmt::format("{} with lines lw 2 title {}", script.block(rows),
                                   quote(experiment.points[p].label)));
     }
-    body += plots.empty() ? std::string("plot NaN notitle\n")
+    body += plots.empty() ? std::string(kEmptyPanel)
                           : "plot " + fmt::format("{}", fmt::join(plots, ", \\\n     ")) + "\n";
   }
   body += "unset multiplot\n";
@@ -881,10 +898,11 @@ void phase_panel(Script& script, const PhaseDiagram& diagram, const MetricDispla
 Figure phase_figure(const Experiment& experiment, const PhaseDiagram& diagram,
                     const MetricDisplay& metric, std::size_t index) {
   Script script;
-  const std::size_t panels = std::max<std::size_t>(1, experiment.splits.size());
+  const std::vector<std::string> splits = splits_with(experiment, metric.metric);
+  const std::size_t panels = std::max<std::size_t>(1, splits.size());
   std::string& body = script.body();
   body += phase_axes(diagram, metric, panels);
-  for (const auto& split : experiment.splits)
+  for (const auto& split : splits)
     phase_panel(script, diagram, metric, split);
   body += "unset multiplot\n";
   const std::string name = fmt::format("phase-{}-{}", metric.metric, index + 1);

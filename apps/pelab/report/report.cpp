@@ -311,6 +311,7 @@ bool write_figures(const std::vector<Figure>& figures, const std::string& figure
     if (!write_figure(figure, figures_dir, gnuplot, have_gnuplot)) failed.push_back(figure.name);
   }
   result.figures_drawn = have_gnuplot && failed.empty();
+  result.figures_failed = failed.size();
   if (!have_gnuplot) {
     result.warnings.push_back(fmt::format(
         "gnuplot ('{}') is not available: the figures' data and gnuplot scripts are in {}/*.gp; "

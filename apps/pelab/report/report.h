@@ -152,6 +152,9 @@ struct ReportResult {
   std::size_t runs = 0;
   std::size_t points = 0;
   bool figures_drawn = false;
+  /// Figures whose gnuplot script failed (each named in warnings): a defect of the report, so
+  /// `pelab report` exits non-zero on them after writing everything else.
+  std::size_t figures_failed = 0;
   /// The plain-text tables of the headline metrics (accuracy; or MSE and r), for the terminal.
   std::string metrics_table;
   /// The comparisons in one line each (comparisons.h), for the terminal; empty when none.
