@@ -5,6 +5,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -290,15 +291,36 @@ void check_no_foreign_torch(const std::string& file, const std::string& canonica
 }
 
 boost::dll::shared_library open_library(const std::string& file, const std::string& canonical) {
+  // The loader's own message, asked before Boost.DLL loads the file: Boost's error code alone is
+  // "Bad file descriptor", and its retry under another name replaces the loader's message. The
+  // handle is held until Boost holds the library, so that it is loaded (its static constructors
+  // run) once.
+  ::dlerror();  // clears an earlier message
+  void* const handle = ::dlopen(canonical.c_str(), RTLD_LAZY | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* message = ::dlerror();
+    const std::string reason = message != nullptr ? message : "the loader gave no reason";
+    // "libx.so.1: cannot open shared object file: No such file or directory": a dependency.
+    static const std::regex missing("^([^:]+): cannot open shared object file");
+    std::smatch found;
+    if (std::regex_search(reason, found, missing) && found[1] != canonical) {
+      fail(LoadFailure::kCannotLoad, file,
+           fmt::format("'{}' cannot be loaded: it needs {}, which the dynamic loader cannot find "
+                       "({}). Install it, or add its folder to LD_LIBRARY_PATH; `ldd {}` lists "
+                       "every library the plugin needs and where each is found",
+                       file, found[1].str(), reason, file));
+    }
+    fail(LoadFailure::kCannotLoad, file,
+         fmt::format("'{}' cannot be loaded: {} (an undefined symbol: was it built against this "
+                     "pelab and its LibTorch? `ldd -r {}` lists what is missing)",
+                     file, reason, file));
+  }
   boost::system::error_code error;
   boost::dll::shared_library library;
   library.load(canonical, error, boost::dll::load_mode::rtld_lazy);
-  if (error) {
-    fail(LoadFailure::kCannotLoad, file,
-         fmt::format("'{}' cannot be loaded: {} (a missing dependency or an undefined symbol; "
-                     "check it with `ldd -r {}`)",
-                     file, error.message(), file));
-  }
+  ::dlclose(handle);
+  PELAB_CHECK(!error, "'{}' was loaded, then Boost.DLL could not load it ({})", file,
+              error.message());
   return library;
 }
 

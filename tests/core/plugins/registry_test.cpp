@@ -121,6 +121,20 @@ TEST(RegistryLoadFailure, AnEntryThatIsNotTheEntryIsRefusedBeforeItIsCalled) {
   EXPECT_THAT(message, HasSubstr("returned a pointer outside the plugin"));
 }
 
+// A library the plugin needs and the loader cannot find is named, with what to do; Boost.DLL's
+// error code alone said "Bad file descriptor".
+TEST(RegistryLoadFailure, AMissingDependencyIsNamed) {
+  Registry registry({fixture_plugin_dir()});
+  const std::string message =
+      load_error([&] { registry.get(PluginKind::kPositionalEncoding, "needs_missing"); },
+                 LoadFailure::kCannotLoad);
+  EXPECT_THAT(message, HasSubstr("libpelab_pe_needs_missing.so' cannot be loaded: it needs "
+                                 "libpelab_fixture_missing_dependency.so, which the dynamic "
+                                 "loader cannot find"));
+  EXPECT_THAT(message, HasSubstr("LD_LIBRARY_PATH"));
+  EXPECT_THAT(message, Not(HasSubstr("Bad file descriptor")));
+}
+
 TEST(RegistryLoadFailure, TextFileIsNotASharedLibrary) {
   Registry registry({fixture_plugin_dir()});
   const std::string message =
@@ -312,6 +326,7 @@ TEST(RegistryDiscover, ReportsBrokenFilesInsteadOfThrowing) {
       {"libpelab_pe_entry_is_function.so", "is a function"},
       {"libpelab_pe_entry_returns_stray.so", "outside the plugin"},
       {"libpelab_pe_not_a_library.so", "not a shared library"},
+      {"libpelab_pe_needs_missing.so", "libpelab_fixture_missing_dependency.so"},
       {"libpelab_pe_misnamed.so", "declared_name"},
       {"libpelab_pe_second_none.so", "'none'"},
       {"libpelab_init_wrong_kind.so", "positional encoding"},
