@@ -102,6 +102,11 @@ class LatinSquareTask final : public Task {
   Split split_;
 };
 
+// The generator's keys are read only when it makes the puzzles (ParamSpec::used_only_when).
+bool generated(const Params& params) {
+  return params.string("source") == "generated";
+}
+
 void declare(ParamSchema& schema) {
   schema.choice("source", "paper", {"paper", "generated"},
                 "Where the train/test puzzles come from: \"paper\", the 3 x 3000 generated "
@@ -121,17 +126,20 @@ void declare(ParamSchema& schema) {
   schema
       .integer("generated_per_condition", 3000,
                "source = \"generated\": puzzles per condition (binary, ternary, quaternary).")
-      .in_range(1, 100000);
+      .in_range(1, 100000)
+      .used_only_when("source = \"generated\"", generated);
   schema
       .integer("generator_seed", 0,
                "source = \"generated\": seed of the generator (std::mt19937_64), independent of "
                "the run's seed.")
-      .at_least(0);
+      .at_least(0)
+      .used_only_when("source = \"generated\"", generated);
   schema
       .real("min_jaccard_distance", 0.8,
             "source = \"generated\": keep only puzzles whose Jaccard distance (over the "
             "(cell, digit) pairs of non-blank cells) to every human puzzle is at least this.")
-      .in_range(0.0, 1.0);
+      .in_range(0.0, 1.0)
+      .used_only_when("source = \"generated\"", generated);
   schema
       .integer("train_limit", 0,
                "Train on only the first k training puzzles, stratified by condition (for quick "

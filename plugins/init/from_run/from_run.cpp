@@ -43,6 +43,10 @@ class FromRunInitializer : public Initializer {
                 "{}: the run '{}' has PE tables of {} tokens x {} (d_model), this model's are {} x "
                 "{}: a transfer needs the same layout and width",
                 context.what, run_, tables.size(1), tables.size(2), tensor.size(0), tensor.size(1));
+    PELAB_CHECK(torch::isfinite(tables[source]).all().item<bool>(),
+                "{}: the PE table of block {} in the run '{}' holds a value that is not finite "
+                "(NaN or infinite): that run diverged; start from another run or epoch",
+                context.what, source, run_);
     torch::NoGradGuard no_grad;
     tensor.copy_(tables[source]);
   }

@@ -59,8 +59,8 @@ void declare(ParamSchema& schema) {
       .integer("fourier_dim", 64,
                "F: the number of Fourier features (cos and sin of F/2 "
                "learned frequencies); must be even.")
-      .at_least(2);
-  schema.integer("hidden_dim", 32, "H: the width of the MLP's hidden layer.").at_least(1);
+      .in_range(2, 65536);
+  schema.integer("hidden_dim", 32, "H: the width of the MLP's hidden layer.").in_range(1, 65536);
   schema
       .real("gamma", 1.0,
             "Bandwidth of the initial frequencies, in coordinate units: W_r starts as N(0, "

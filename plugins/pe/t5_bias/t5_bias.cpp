@@ -77,7 +77,7 @@ void declare(ParamSchema& schema) {
   schema
       .integer("num_buckets", 32,
                "Buckets of offsets, half for keys before the query, half after (T5: 32).")
-      .at_least(4);
+      .in_range(4, 4096);
   schema
       .integer("max_distance", 128,
                "Offsets |j - i| >= max_distance share the outermost bucket (T5: 128).")

@@ -117,7 +117,7 @@ void declare(ParamSchema& schema) {
                 "split, e.g. `test`).");
   schema.integer("max_samples", 1024, "At most this many samples of the split (0: all).")
       .at_least(0);
-  schema.integer("batch_size", 256, "Samples per forward pass.").at_least(1);
+  schema.integer("batch_size", 256, "Samples per forward pass.").in_range(1, 1000000);
   schema.string("reference_run", "",
                 fmt::format("A run folder whose {} to compare with (cosine similarity per "
                             "block); empty: no comparison.",

@@ -128,7 +128,7 @@ void declare(ParamSchema& schema) {
       .integer("permutations", 1000,
                "Token permutations of the permutation test (0: no p-values). p = (1 + #{rho_perm "
                ">= rho}) / (1 + permutations).")
-      .at_least(0);
+      .in_range(0, 1000000);
   schema.integer("seed", 0, "Seed of the permutations (the test is deterministic).").at_least(0);
 }
 

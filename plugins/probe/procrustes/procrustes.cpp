@@ -105,7 +105,7 @@ void declare(ParamSchema& schema) {
       .integer("reference_width", 0,
                "d_model to build the reference with (0: the learned PE's width); a narrower "
                "table is padded with zero columns.")
-      .at_least(0);
+      .in_range(0, 65536);
 }
 
 std::shared_ptr<Probe> create(const PluginContext& context) {

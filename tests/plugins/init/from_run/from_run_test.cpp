@@ -2,6 +2,7 @@
 // one or a given epoch; one block into every block; every mismatch refused saying what differs.
 // With the learned PE's trainable = false the transferred table is frozen.
 
+#include <cmath>
 #include <memory>
 #include <string>
 
@@ -81,6 +82,18 @@ TEST_F(FromRun, MismatchesAreRefusedSayingWhatDiffers) {
                                               "block (0 to 2)"));
   test::ScratchDir empty;
   EXPECT_THAT(error_of(0, -1, -1, 6, empty.path()), HasSubstr("found no PE tables in"));
+}
+
+// A snapshot of a run that diverged is named where it enters, not trained from.
+TEST_F(FromRun, ATableThatIsNotFiniteIsRefused) {
+  PESnapshot diverged;
+  diverged.epoch = 15;
+  diverged.tables = torch::zeros({3, 4, 6});
+  diverged.tables[1][2][3] = std::nan("");
+  RunFolder(run_.path()).write_snapshot(diverged);
+  EXPECT_THAT(error_of(1, -1, -1), HasSubstr("the PE table of block 1 in the run '" + run_.path() +
+                                             "' holds a value that is not finite"));
+  EXPECT_EQ(filled(1, /*epoch=*/10)[0][0].item<float>(), 1010.0f);  // an earlier epoch is fine
 }
 
 // The learned PE with trainable = false: the transferred table is a buffer, not a parameter, and
