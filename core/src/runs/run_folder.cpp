@@ -632,8 +632,16 @@ void RunFolder::write_probe_record(const ProbeOutcome& outcome) const {
 std::optional<ProbeOutcome> RunFolder::read_probe_record(const std::string& name) const {
   const std::string file = path(fmt::format("{}/{}.json", kProbeFolder, name));
   if (!fs::is_regular_file(file)) return std::nullopt;
+  // Written atomically: one that does not parse was damaged after the run, and read as absent it
+  // would drop the probe's headlines and notes from a report without a word.
+  const auto damaged = [&](const std::string& what) {
+    return Error(
+        fmt::format("{} {}: restore it from a copy, or run the probe again (pelab probe "
+                    "{} --probe {})",
+                    file, what, dir_, name));
+  };
   const json document = json::parse(read_file(file), nullptr, false);
-  if (document.is_discarded() || !document.is_object()) return std::nullopt;
+  if (document.is_discarded() || !document.is_object()) throw damaged("is not a JSON object");
   ProbeOutcome outcome;
   outcome.name = name;
   try {
@@ -654,8 +662,8 @@ std::optional<ProbeOutcome> RunFolder::read_probe_record(const std::string& name
       if (document.contains(field) && document[field].is_string())
         *into = document[field].get<std::string>();
     }
-  } catch (const json::exception&) {
-    return std::nullopt;  // a field of the wrong type: not a record this pelab wrote
+  } catch (const json::exception& e) {
+    throw damaged(fmt::format("has a field of the wrong type ({})", without_backtrace(e)));
   }
   return outcome;
 }

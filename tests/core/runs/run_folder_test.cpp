@@ -478,6 +478,21 @@ TEST(RunFolderTest, AProbeRecordReadsBackWithItsHeadlinesAndNaN) {
   EXPECT_FALSE(fs::exists(folder.path(read->arrays.front())));
 }
 
+// A damaged probe record once read as absent, and its headlines and notes left the report.
+TEST(RunFolderTest, ADamagedProbeRecordIsAnErrorNamingIt) {
+  ScratchDir dir;
+  const RunFolder folder(dir.path());
+  EXPECT_FALSE(folder.read_probe_record("rsa").has_value());
+  write_file_atomically(folder.path("probes/rsa.json"), "{\"probe\": \"rsa\", \"scal");
+  try {
+    folder.read_probe_record("rsa");
+    FAIL() << "a cut probe record was read";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("probes/rsa.json is not a JSON object"));
+    EXPECT_THAT(e.what(), HasSubstr("--probe rsa"));
+  }
+}
+
 TEST(RunFolderTest, TheFinalTablesAreTheLastSnapshotWithTables) {
   ScratchDir dir;
   const RunFolder folder(dir.path());

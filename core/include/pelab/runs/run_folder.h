@@ -227,7 +227,8 @@ class PELAB_API RunFolder {
   /// Writes `probes/<name>.json`; a finished run's summary.json then carries the probe's scalars
   /// too (write_summary), so that a report reads every run's scalars from one file.
   void write_probe_record(const ProbeOutcome& outcome) const;
-  /// `probes/<name>.json` read back; nullopt when it is missing or not a record pelab wrote.
+  /// `probes/<name>.json` read back; nullopt when it is missing, an Error naming it when it is
+  /// not a record pelab wrote.
   std::optional<ProbeOutcome> read_probe_record(const std::string& name) const;
   /// Writes `probes/<name>-<array>.npy`; returns its path relative to the folder.
   std::string write_probe_array(const std::string& name, const std::string& array,
