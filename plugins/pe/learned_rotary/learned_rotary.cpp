@@ -15,17 +15,10 @@
 
 #include <pelab/sdk.h>
 
+#include "../../common/rotary.h"
+
 namespace pelab {
 namespace {
-
-// Rotates x [..., N, head_dim] pairwise; cos and sin broadcast against [..., N, head_dim / 2].
-torch::Tensor rotate_pairs(const torch::Tensor& x, const torch::Tensor& cos,
-                           const torch::Tensor& sin) {
-  const torch::Tensor pairs = x.unflatten(-1, {x.size(-1) / 2, 2});
-  const torch::Tensor even = pairs.select(-1, 0);
-  const torch::Tensor odd = pairs.select(-1, 1);
-  return torch::stack({even * cos - odd * sin, even * sin + odd * cos}, -1).flatten(-2);
-}
 
 class LearnedRotary : public PositionalEncoding {
  public:
@@ -61,18 +54,15 @@ class LearnedRotary : public PositionalEncoding {
         head_dim_, fmt::join(q.sizes(), "x"), fmt::join(k.sizes(), "x"));
     const torch::Tensor cos = angles_.cos();
     const torch::Tensor sin = angles_.sin();
-    return {rotate_pairs(q, cos, sin), rotate_pairs(k, cos, sin)};
+    return {plugin_common::rotate_pairs(q, cos, sin), plugin_common::rotate_pairs(k, cos, sin)};
   }
 
   // No table: the kernel is the rotated score of an all-ones query and key over head_dim,
   // K[t, u] = (2 / head_dim) sum_i cos(Theta[u, i] - Theta[t, i]), averaged over the heads'
   // tables: 1 on the diagonal, a function of the angle differences only.
   torch::Tensor kernel() override {
-    torch::NoGradGuard no_grad;
-    const torch::Tensor ones =
-        torch::ones({1, angles_.size(0), tokens_, head_dim_}, angles_.options());
-    const auto [q, k] = rotate(ones, ones);
-    return torch::matmul(q, k.transpose(-2, -1))[0].mean(0) / static_cast<double>(head_dim_);
+    return plugin_common::rotary_kernel(*this, angles_.size(0), tokens_, head_dim_,
+                                        angles_.options());
   }
 
  private:

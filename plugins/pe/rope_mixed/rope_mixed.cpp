@@ -30,19 +30,12 @@
 
 #include <pelab/sdk.h>
 
+#include "../../common/rotary.h"
+
 namespace pelab {
 namespace {
 
 constexpr double kPi = 3.14159265358979323846;
-
-// Rotates x [..., N, head_dim] pairwise; cos and sin broadcast against [..., N, head_dim / 2].
-torch::Tensor rotate_pairs(const torch::Tensor& x, const torch::Tensor& cos,
-                           const torch::Tensor& sin) {
-  const torch::Tensor pairs = x.unflatten(-1, {x.size(-1) / 2, 2});
-  const torch::Tensor even = pairs.select(-1, 0);
-  const torch::Tensor odd = pairs.select(-1, 1);
-  return torch::stack({even * cos - odd * sin, even * sin + odd * cos}, -1).flatten(-2);
-}
 
 // [heads, head_dim/2, k] frequencies: group a (pairs a g .. a g + g - 1) along axis a of each
 // head's basis, magnitudes base^(-i/g). `basis` [heads, k, k]: its rows are the axes.
@@ -120,17 +113,14 @@ class RopeMixed : public PositionalEncoding {
     // [heads, N, pairs] = positions [N, k] . frequencies [heads, pairs, k]: once a step.
     const torch::Tensor angle = torch::matmul(positions_, frequencies_.transpose(1, 2));
     const torch::Tensor cos = angle.cos(), sin = angle.sin();
-    return {rotate_pairs(q, cos, sin), rotate_pairs(k, cos, sin)};
+    return {plugin_common::rotate_pairs(q, cos, sin), plugin_common::rotate_pairs(k, cos, sin)};
   }
 
   // K[t, u] = (R_t 1) . (R_u 1) / head_dim = (2 / head_dim) sum_i cos(<f_i, p_u - p_t>), averaged
   // over the heads: 1 on the diagonal, a function of p_u - p_t only.
   torch::Tensor kernel() override {
-    torch::NoGradGuard no_grad;
-    const torch::Tensor ones =
-        torch::ones({1, frequencies_.size(0), tokens_, head_dim_}, frequencies_.options());
-    const auto [q, k] = rotate(ones, ones);
-    return torch::matmul(q, k.transpose(-2, -1))[0].mean(0) / static_cast<double>(head_dim_);
+    return plugin_common::rotary_kernel(*this, frequencies_.size(0), tokens_, head_dim_,
+                                        frequencies_.options());
   }
 
  private:

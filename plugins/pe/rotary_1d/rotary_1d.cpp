@@ -15,23 +15,10 @@
 
 #include <pelab/sdk.h>
 
+#include "../../common/rotary.h"
+
 namespace pelab {
 namespace {
-
-// Rotates the first 2 * cos.size(-1) channels of x [..., N, head_dim] pairwise; cos and sin are
-// [N, pairs].
-torch::Tensor rotate_pairs(const torch::Tensor& x, const torch::Tensor& cos,
-                           const torch::Tensor& sin) {
-  const std::int64_t rotated = 2 * cos.size(-1);
-  const std::int64_t head_dim = x.size(-1);
-  const torch::Tensor pairs = x.narrow(-1, 0, rotated).unflatten(-1, {rotated / 2, 2});
-  const torch::Tensor even = pairs.select(-1, 0);
-  const torch::Tensor odd = pairs.select(-1, 1);
-  const torch::Tensor out =
-      torch::stack({even * cos - odd * sin, even * sin + odd * cos}, -1).flatten(-2);
-  if (rotated == head_dim) return out;
-  return torch::cat({out, x.narrow(-1, rotated, head_dim - rotated)}, -1);
-}
 
 class Rotary1D : public PositionalEncoding {
  public:
@@ -52,7 +39,7 @@ class Rotary1D : public PositionalEncoding {
                               q.size(-1) == head_dim_ && k.size(-1) == head_dim_,
                           "rotary_1d was built for {} tokens of head_dim {}, got q {} and k {}",
                           tokens_, head_dim_, fmt::join(q.sizes(), "x"), fmt::join(k.sizes(), "x"));
-    return {rotate_pairs(q, cos_, sin_), rotate_pairs(k, cos_, sin_)};
+    return {plugin_common::rotate_pairs(q, cos_, sin_), plugin_common::rotate_pairs(k, cos_, sin_)};
   }
 
   // RoPE has no table and no bias. Its kernel is the N x N matrix of rotated scores for an
@@ -60,10 +47,7 @@ class Rotary1D : public PositionalEncoding {
   // = (head_dim - r + 2 sum_i cos((j - i) theta_i)) / head_dim, 1 on the diagonal and a function of
   // j - i only.
   torch::Tensor kernel() override {
-    torch::NoGradGuard no_grad;
-    const torch::Tensor ones = torch::ones({1, 1, tokens_, head_dim_}, cos_.options());
-    const auto [q, k] = rotate(ones, ones);
-    return torch::matmul(q, k.transpose(-2, -1))[0][0] / static_cast<double>(head_dim_);
+    return plugin_common::rotary_kernel(*this, 1, tokens_, head_dim_, cos_.options());
   }
 
  private:

@@ -16,18 +16,10 @@
 #include <pelab/sdk.h>
 
 #include "../../common/coordinates.h"
+#include "../../common/rotary.h"
 
 namespace pelab {
 namespace {
-
-// Rotates x [..., N, head_dim] pairwise; cos and sin are [N, head_dim / 2].
-torch::Tensor rotate_pairs(const torch::Tensor& x, const torch::Tensor& cos,
-                           const torch::Tensor& sin) {
-  const torch::Tensor pairs = x.unflatten(-1, {x.size(-1) / 2, 2});
-  const torch::Tensor even = pairs.select(-1, 0);
-  const torch::Tensor odd = pairs.select(-1, 1);
-  return torch::stack({even * cos - odd * sin, even * sin + odd * cos}, -1).flatten(-2);
-}
 
 class RotaryND : public PositionalEncoding {
  public:
@@ -57,11 +49,13 @@ class RotaryND : public PositionalEncoding {
                               q.size(-1) == head_dim_ && k.size(-1) == head_dim_,
                           "rotary_nd was built for {} tokens of head_dim {}, got q {} and k {}",
                           tokens_, head_dim_, fmt::join(q.sizes(), "x"), fmt::join(k.sizes(), "x"));
-    if (!learnable_) return {rotate_pairs(q, cos_, sin_), rotate_pairs(k, cos_, sin_)};
+    if (!learnable_)
+      return {plugin_common::rotate_pairs(q, cos_, sin_),
+              plugin_common::rotate_pairs(k, cos_, sin_)};
     const torch::Tensor angle = this->angle(coordinates_, frequencies_);
     const torch::Tensor cos = angle.cos();
     const torch::Tensor sin = angle.sin();
-    return {rotate_pairs(q, cos, sin), rotate_pairs(k, cos, sin)};
+    return {plugin_common::rotate_pairs(q, cos, sin), plugin_common::rotate_pairs(k, cos, sin)};
   }
 
   // RoPE has no table and no bias. Its kernel is the N x N matrix of rotated scores for an
@@ -69,11 +63,8 @@ class RotaryND : public PositionalEncoding {
   // = (2 / head_dim) sum_{a,i} cos((x_u - x_t)_a theta_{a,i}): 1 on the diagonal and a function
   // of the coordinate difference only.
   torch::Tensor kernel() override {
-    torch::NoGradGuard no_grad;
-    const torch::Tensor ones = torch::ones({1, 1, tokens_, head_dim_},
-                                           learnable_ ? frequencies_.options() : cos_.options());
-    const auto [q, k] = rotate(ones, ones);
-    return torch::matmul(q, k.transpose(-2, -1))[0][0] / static_cast<double>(head_dim_);
+    return plugin_common::rotary_kernel(*this, 1, tokens_, head_dim_,
+                                        learnable_ ? frequencies_.options() : cos_.options());
   }
 
  private:
