@@ -11,6 +11,15 @@
 
 namespace pelab::plugin_common {
 
+/// The invariant of every rotary hook: q and k are [..., tokens, head_dim] as the PE was built.
+inline void check_rotary_inputs(const char* plugin, const torch::Tensor& q, const torch::Tensor& k,
+                                std::int64_t tokens, std::int64_t head_dim) {
+  PELAB_INTERNAL_ASSERT(q.size(-2) == tokens && k.size(-2) == tokens && q.size(-1) == head_dim &&
+                            k.size(-1) == head_dim,
+                        "{} was built for {} tokens of head_dim {}, got q {} and k {}", plugin,
+                        tokens, head_dim, fmt::join(q.sizes(), "x"), fmt::join(k.sizes(), "x"));
+}
+
 /// Turns the first 2 * cos.size(-1) channels of x [..., N, head_dim] pair by pair, (2i, 2i+1) by
 /// the angle whose cosine and sine are cos[..., i] and sin[..., i] (they broadcast against
 /// [..., N, pairs]); the other channels pass unchanged (a partial rotary).

@@ -47,11 +47,7 @@ class LearnedRotary : public PositionalEncoding {
   // batch, and over the heads when shared.
   std::pair<torch::Tensor, torch::Tensor> rotate(const torch::Tensor& q,
                                                  const torch::Tensor& k) override {
-    PELAB_INTERNAL_ASSERT(
-        q.size(-2) == tokens_ && k.size(-2) == tokens_ && q.size(-1) == head_dim_ &&
-            k.size(-1) == head_dim_,
-        "learned_rotary was built for {} tokens of head_dim {}, got q {} and k {}", tokens_,
-        head_dim_, fmt::join(q.sizes(), "x"), fmt::join(k.sizes(), "x"));
+    plugin_common::check_rotary_inputs("learned_rotary", q, k, tokens_, head_dim_);
     const torch::Tensor cos = angles_.cos();
     const torch::Tensor sin = angles_.sin();
     return {plugin_common::rotate_pairs(q, cos, sin), plugin_common::rotate_pairs(k, cos, sin)};

@@ -106,10 +106,7 @@ class RopeMixed : public PositionalEncoding {
 
   std::pair<torch::Tensor, torch::Tensor> rotate(const torch::Tensor& q,
                                                  const torch::Tensor& k) override {
-    PELAB_INTERNAL_ASSERT(q.size(-2) == tokens_ && k.size(-2) == tokens_ &&
-                              q.size(-1) == head_dim_ && k.size(-1) == head_dim_,
-                          "rope_mixed was built for {} tokens of head_dim {}, got q {} and k {}",
-                          tokens_, head_dim_, fmt::join(q.sizes(), "x"), fmt::join(k.sizes(), "x"));
+    plugin_common::check_rotary_inputs("rope_mixed", q, k, tokens_, head_dim_);
     // [heads, N, pairs] = positions [N, k] . frequencies [heads, pairs, k]: once a step.
     const torch::Tensor angle = torch::matmul(positions_, frequencies_.transpose(1, 2));
     const torch::Tensor cos = angle.cos(), sin = angle.sin();

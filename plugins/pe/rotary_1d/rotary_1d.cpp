@@ -35,10 +35,7 @@ class Rotary1D : public PositionalEncoding {
 
   std::pair<torch::Tensor, torch::Tensor> rotate(const torch::Tensor& q,
                                                  const torch::Tensor& k) override {
-    PELAB_INTERNAL_ASSERT(q.size(-2) == tokens_ && k.size(-2) == tokens_ &&
-                              q.size(-1) == head_dim_ && k.size(-1) == head_dim_,
-                          "rotary_1d was built for {} tokens of head_dim {}, got q {} and k {}",
-                          tokens_, head_dim_, fmt::join(q.sizes(), "x"), fmt::join(k.sizes(), "x"));
+    plugin_common::check_rotary_inputs("rotary_1d", q, k, tokens_, head_dim_);
     return {plugin_common::rotate_pairs(q, cos_, sin_), plugin_common::rotate_pairs(k, cos_, sin_)};
   }
 

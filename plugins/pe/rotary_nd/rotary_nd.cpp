@@ -45,10 +45,7 @@ class RotaryND : public PositionalEncoding {
 
   std::pair<torch::Tensor, torch::Tensor> rotate(const torch::Tensor& q,
                                                  const torch::Tensor& k) override {
-    PELAB_INTERNAL_ASSERT(q.size(-2) == tokens_ && k.size(-2) == tokens_ &&
-                              q.size(-1) == head_dim_ && k.size(-1) == head_dim_,
-                          "rotary_nd was built for {} tokens of head_dim {}, got q {} and k {}",
-                          tokens_, head_dim_, fmt::join(q.sizes(), "x"), fmt::join(k.sizes(), "x"));
+    plugin_common::check_rotary_inputs("rotary_nd", q, k, tokens_, head_dim_);
     if (!learnable_)
       return {plugin_common::rotate_pairs(q, cos_, sin_),
               plugin_common::rotate_pairs(k, cos_, sin_)};
