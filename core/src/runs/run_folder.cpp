@@ -782,6 +782,10 @@ std::optional<RunSummary> RunFolder::read_summary() const {
   } catch (const json::parse_error& e) {
     throw damaged(fmt::format("is not JSON (byte {}: {})", e.byte,
                               std::string(e.what()).substr(std::string(e.what()).find(':') + 2)));
+  } catch (const json::exception& e) {
+    // The parser's other refusals, e.g. out_of_range.406 for a number beyond a double.
+    throw damaged(fmt::format("is not JSON that pelab can read ({})",
+                              std::string(e.what()).substr(std::string(e.what()).find(']') + 2)));
   }
   if (!document.is_object()) throw damaged("is not a JSON object");
   RunSummary summary;

@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -51,6 +53,41 @@ inline void expect_trains_in_model(Registry& registry, const PluginSpec& spec, c
   swapped.select(1, 0).copy_(x.select(1, 1));
   swapped.select(1, 1).copy_(x.select(1, 0));
   EXPECT_GT((model.forward(x) - model.forward(swapped)).abs().max().item<double>(), 1e-6);
+}
+
+// A rotary PE's gradients against central differences, in double precision (the PE moved to
+// double first): for each named parameter, every `stride`-th entry of the gradient of
+// sum(scores * weights) over random q and k [2, heads, tokens, head_dim].
+inline void expect_rotary_gradients_match_finite_differences(
+    PositionalEncoding& pe, const std::vector<std::string>& names, std::int64_t heads,
+    std::int64_t tokens, std::int64_t head_dim, std::int64_t stride = 3, double tolerance = 1e-6) {
+  pe.to(torch::kFloat64);
+  const torch::Tensor q = torch::randn({2, heads, tokens, head_dim}, torch::kFloat64);
+  const torch::Tensor k = torch::randn({2, heads, tokens, head_dim}, torch::kFloat64);
+  const torch::Tensor weights = torch::randn({2, heads, tokens, tokens}, torch::kFloat64);
+  const auto loss = [&] {
+    const auto [rq, rk] = pe.rotate(q, k);
+    return (torch::matmul(rq, rk.transpose(-2, -1)) * weights).sum();
+  };
+  loss().backward();
+  const auto parameters = pe.named_parameters();
+  for (const std::string& name : names) {
+    ASSERT_TRUE(parameters.contains(name)) << name;
+    torch::Tensor value = parameters[name];
+    const torch::Tensor analytic = value.grad().clone().flatten();
+    torch::Tensor flat = value.view({-1});
+    for (std::int64_t j = 0; j < flat.numel(); j += stride) {
+      torch::NoGradGuard no_grad;
+      const double original = flat[j].item<double>(), step = 1e-6;
+      flat[j] = original + step;
+      const double up = loss().item<double>();
+      flat[j] = original - step;
+      const double down = loss().item<double>();
+      flat[j] = original;
+      EXPECT_NEAR(analytic[j].item<double>(), (up - down) / (2 * step), tolerance)
+          << name << " entry " << j;
+    }
+  }
 }
 
 }  // namespace pelab::test

@@ -131,31 +131,8 @@ TEST_F(RopeMixedTest, GradientsMatchFiniteDifferences) {
   torch::manual_seed(4);
   const auto pe =
       make(spec("learned", "mixed", 10.0, 2), Layout::sequence(4, false), 16, 2);  // 4 pairs
-  pe->to(torch::kFloat64);
-  const torch::Tensor q = torch::randn({2, 2, 4, 8}, torch::kFloat64);
-  const torch::Tensor k = torch::randn({2, 2, 4, 8}, torch::kFloat64);
-  const torch::Tensor weights = torch::randn({2, 2, 4, 4}, torch::kFloat64);
-  const auto loss = [&] {
-    const auto [rq, rk] = pe->rotate(q, k);
-    return (torch::matmul(rq, rk.transpose(-2, -1)) * weights).sum();
-  };
-  loss().backward();
-  for (const std::string name : {"positions", "frequencies"}) {
-    torch::Tensor value = parameter(*pe, name);
-    const torch::Tensor analytic = value.grad().clone().flatten();
-    torch::Tensor flat = value.view({-1});
-    for (std::int64_t j = 0; j < flat.numel(); j += 3) {
-      torch::NoGradGuard no_grad;
-      const double original = flat[j].item<double>(), step = 1e-6;
-      flat[j] = original + step;
-      const double up = loss().item<double>();
-      flat[j] = original - step;
-      const double down = loss().item<double>();
-      flat[j] = original;
-      EXPECT_NEAR(analytic[j].item<double>(), (up - down) / (2 * step), 1e-6)
-          << name << " entry " << j;
-    }
-  }
+  test::expect_rotary_gradients_match_finite_differences(*pe, {"positions", "frequencies"}, 2, 4,
+                                                         8);
 }
 
 TEST_F(RopeMixedTest, ShapesItCannotTurnAreRefusedNamingTheKeys) {
