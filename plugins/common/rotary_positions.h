@@ -33,9 +33,11 @@ inline void declare_rotary_positions(ParamSchema& schema) {
   schema.integer("position_dims", 2, "positions = \"learned\": k, the dimension of each position.")
       .in_range(1, 16)
       .used_only_when("positions = \"learned\"", learned_positions);
-  schema.plugin("positions_init", PluginKind::kInitializer, "normal",
-                "positions = \"learned\": how the N x k position table is drawn, e.g. { plugin = "
-                "\"normal\", std = 0.2 } for a small-norm start.");
+  schema
+      .plugin("positions_init", PluginKind::kInitializer, "normal",
+              "positions = \"learned\": how the N x k position table is drawn, e.g. { plugin = "
+              "\"normal\", std = 0.2 } for a small-norm start.")
+      .used_only_when("positions = \"learned\"", learned_positions);
   schema
       .boolean("use_hidden_coordinates", false,
                "positions = \"coordinates\": accept coordinates the task marks as ground truth "
@@ -126,8 +128,11 @@ inline void declare_mixed_frequencies(ParamSchema& schema) {
       .at_least(1.0)
       .used_only_when("frequencies = \"mixed\" or \"axial\"",
                       [](const Params& p) { return p.string("frequencies") != "init"; });
-  schema.plugin("frequencies_init", PluginKind::kInitializer, "normal",
-                "frequencies = \"init\": how each head's head_dim/2 x k frequencies are drawn.");
+  schema
+      .plugin("frequencies_init", PluginKind::kInitializer, "normal",
+              "frequencies = \"init\": how each head's head_dim/2 x k frequencies are drawn.")
+      .used_only_when("frequencies = \"init\"",
+                      [](const Params& p) { return p.string("frequencies") == "init"; });
 }
 
 /// Refuses a head_dim whose pairs the frequencies' ladder cannot split into k equal groups.

@@ -47,6 +47,19 @@ TEST(InferenceTest, UnpairedPermutationMatchesScipy) {
   EXPECT_THAT(c.method(), HasSubstr("unpaired (4 and 6 seeds"));
 }
 
+// A small difference between values of a larger magnitude: each relabelling's statistic is
+// rounded relative to the values, and the observed labelling must still count as as extreme as
+// itself. Before the fix this printed p = 0, "resolved", from one seed a condition.
+TEST(InferenceTest, ASmallDifferenceBetweenLargeValuesCountsItsOwnLabelling) {
+  const Comparison one = compare(by_seed({0.28031}, 1), by_seed({0.28012}, 2));
+  EXPECT_FALSE(one.paired);
+  EXPECT_EQ(one.p, 1.0);  // 2 labellings, both as extreme: p = 1
+  EXPECT_FALSE(one.resolved());
+  const Comparison two = compare(by_seed({0.30017, 0.28031}, 1), by_seed({0.30021, 0.28012}, 3));
+  EXPECT_GE(two.p, two.min_p);
+  EXPECT_FALSE(two.resolved());
+}
+
 TEST(InferenceTest, IdenticalConditionsResolveNothing) {
   const auto a = by_seed({0.3, 0.9, 0.1, 0.5, 0.7});
   const Comparison c = compare(a, a);

@@ -95,9 +95,10 @@ std::optional<std::pair<std::string, double>> marked_scale(const StoredConfig& c
   return std::nullopt;
 }
 
-// The plugins nested directly in the PE's table, in key order: "normal" for a learned PE.
-std::vector<std::string> nested_pe_plugins(const StoredConfig& config) {
-  std::vector<std::string> plugins;
+// The plugins nested directly in the PE's table, in key order, as {key, plugin}: {"init",
+// "normal"} for a learned PE.
+std::vector<std::pair<std::string, std::string>> nested_pe_plugins(const StoredConfig& config) {
+  std::vector<std::pair<std::string, std::string>> plugins;
   const std::string prefix = "pe.", suffix = ".plugin";
   for (const auto& [key, value] : config.values) {
     if (key.size() <= prefix.size() + suffix.size() || key.rfind(prefix, 0) != 0 ||
@@ -105,7 +106,7 @@ std::vector<std::string> nested_pe_plugins(const StoredConfig& config) {
       continue;
     const std::string middle =
         key.substr(prefix.size(), key.size() - prefix.size() - suffix.size());
-    if (middle.find('.') == std::string::npos) plugins.push_back(value.shown);
+    if (middle.find('.') == std::string::npos) plugins.emplace_back(middle, value.shown);
   }
   return plugins;
 }
@@ -124,12 +125,21 @@ PEDescription describe_pe(const StoredConfig& config, Registry* registry,
                   [](const auto& entry) { return entry.first.rfind("pe.", 0) == 0; });
   description.base = has_pe ? config.shown("pe.plugin").value_or("?") : "none";
   if (!has_pe) return description;
-  // The series: the PE and its nested plugins ("learned, normal").
-  for (const auto& nested : nested_pe_plugins(config))
-    description.base += ", " + nested;
-  if (registry == nullptr) return description;
-  if (auto scale =
-          marked_scale(config, "pe", PluginKind::kPositionalEncoding, *registry, warnings)) {
+  // The series: the PE and its nested plugin ("learned, normal"). Where the PE nests several
+  // (rope_mixed: positions_init, frequencies_init), the one that holds the init scale, by its key
+  // ("rope_mixed, positions_init normal"), or all of them by key when none does.
+  const auto nested = nested_pe_plugins(config);
+  std::optional<std::pair<std::string, double>> scale;
+  if (registry != nullptr)
+    scale = marked_scale(config, "pe", PluginKind::kPositionalEncoding, *registry, warnings);
+  for (const auto& [key, plugin] : nested) {
+    if (nested.size() == 1) {
+      description.base += ", " + plugin;
+    } else if (!scale || scale->first.rfind("pe." + key + ".", 0) == 0) {
+      description.base += fmt::format(", {} {}", key, plugin);
+    }
+  }
+  if (scale) {
     description.scale_key = scale->first;
     description.scale = scale->second;
     // "learned, normal std": the scale's own name closes the series' name.

@@ -67,13 +67,25 @@ double resampled_mean(const std::vector<double>& values, Random& random) {
 
 // Two-sided p as scipy.stats.permutation_test gives it: twice the smaller tail, at most 1; a null
 // statistic within a relative 1e-14 of the observed one counts as reaching it.
+double max_magnitude(const std::vector<double>& values) {
+  double largest = 0.0;
+  for (double v : values)
+    largest = std::max(largest, std::abs(v));
+  return largest;
+}
+
 struct Tails {
   double observed = 0.0;
   double tolerance = 0.0;
   std::int64_t greater = 0, less = 0, total = 0;
 
-  explicit Tails(double observed_statistic)
-      : observed(observed_statistic), tolerance(std::abs(observed_statistic) * 1e-14) {}
+  // `scale`: the largest magnitude among the values the statistics are sums of. A relabelling's
+  // statistic equals the observed one up to the rounding of those sums, which is relative to the
+  // values, not to the statistic: a difference of 2e-4 between values near 0.3 must not miss
+  // its own labelling.
+  Tails(double observed_statistic, double scale)
+      : observed(observed_statistic),
+        tolerance(1e-12 * std::max(std::abs(observed_statistic), scale)) {}
   void add(double statistic) {
     greater += statistic >= observed - tolerance;
     less += statistic <= observed + tolerance;
@@ -160,7 +172,7 @@ Comparison paired_comparison(std::vector<std::int64_t> seeds, std::vector<double
 
   // Sign flips: the null that each seed's difference is as likely positive as negative.
   const std::size_t n = c.n;
-  Tails tails(c.difference);
+  Tails tails(c.difference, max_magnitude(c.differences));
   const double flips = std::ldexp(1.0, static_cast<int>(n));
   c.exact = flips <= static_cast<double>(options.exact_limit);
   if (c.exact) {
@@ -207,7 +219,8 @@ Comparison unpaired_comparison(const std::vector<double>& a, const std::vector<d
   const auto statistic_of_b_sum = [&](double b_sum) {
     return b_sum / static_cast<double>(b.size()) - (total - b_sum) / static_cast<double>(a.size());
   };
-  Tails tails(c.difference);
+  // The observed statistic as the relabellings compute it, so that its own labelling matches.
+  Tails tails(statistic_of_b_sum(std::accumulate(b.begin(), b.end(), 0.0)), max_magnitude(pooled));
   const double log_labellings = log_choose(c.n, b.size());
   c.exact = log_labellings <= std::log(static_cast<double>(options.exact_limit));
   if (c.exact) {

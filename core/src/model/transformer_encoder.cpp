@@ -1,6 +1,8 @@
 #include "pelab/model/transformer_encoder.h"
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 
 #include <torch/torch.h>
 
@@ -253,6 +255,23 @@ PESnapshot TransformerEncoder::snapshot(std::int64_t epoch) const {
   // One entry per distinct PE: per block, or a single one when it is shared or input-only.
   if (!tables.empty() && tables.size() == pes_.size()) snapshot.tables = torch::stack(tables);
   if (!kernels.empty() && kernels.size() == pes_.size()) snapshot.kernels = torch::stack(kernels);
+  // Every learnable tensor, so that what a probe or a reader of the .npy files needs (learned
+  // positions, frequencies, generators) is not only in checkpoint.pt. The PEs of one run are one
+  // plugin, so they name the same parameters; one that differs in shape is left out.
+  std::map<std::string, std::vector<torch::Tensor>> by_name;
+  for (const auto& pe : pes_) {
+    for (const auto& parameter : pe->named_parameters())
+      by_name[parameter.key()].push_back(
+          parameter.value().detach().to(torch::kCPU, torch::kFloat32).clone());
+  }
+  for (const auto& entry : by_name) {
+    const std::vector<torch::Tensor>& values = entry.second;
+    const bool same_shape = std::all_of(values.begin(), values.end(), [&](const torch::Tensor& v) {
+      return v.sizes() == values.front().sizes();
+    });
+    if (values.size() == pes_.size() && same_shape)
+      snapshot.tensors[entry.first] = torch::stack(values);
+  }
   return snapshot;
 }
 

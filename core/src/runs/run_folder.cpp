@@ -505,6 +505,8 @@ void RunFolder::write_snapshot(const PESnapshot& snapshot) const {
     write_npy(path(snapshot_name("tables", snapshot.epoch)), snapshot.tables);
   if (snapshot.kernels.defined())
     write_npy(path(snapshot_name("kernels", snapshot.epoch)), snapshot.kernels);
+  for (const auto& [name, values] : snapshot.tensors)
+    write_npy(path(snapshot_name(kParameterPrefix + name, snapshot.epoch)), values);
 }
 
 std::string RunFolder::snapshot_folder() const {
@@ -513,9 +515,10 @@ std::string RunFolder::snapshot_folder() const {
 
 namespace {
 
-// A PE snapshot's file name, `tables-epoch-NNNNNN.npy` or `kernels-...`: its kind and epoch.
+// A PE snapshot's file name, `tables-epoch-NNNNNN.npy`, `kernels-...` or `param-<name>-...`: its
+// kind, the parameter's name (for a parameter) and its epoch.
 const std::regex& snapshot_file_pattern() {
-  static const std::regex pattern("(tables|kernels)-epoch-([0-9]+)\\.npy");
+  static const std::regex pattern("(tables|kernels|param-(.+))-epoch-([0-9]+)\\.npy");
   return pattern;
 }
 
@@ -529,7 +532,7 @@ std::vector<std::int64_t> RunFolder::snapshot_file_epochs() const {
   for (const auto& entry : fs::directory_iterator(folder)) {
     std::smatch match;
     const std::string file = entry.path().filename().string();
-    if (std::regex_match(file, match, name)) epochs.push_back(std::stoll(match[2].str()));
+    if (std::regex_match(file, match, name)) epochs.push_back(std::stoll(match[3].str()));
   }
   std::sort(epochs.begin(), epochs.end());
   return epochs;
@@ -565,12 +568,15 @@ std::vector<PESnapshot> RunFolder::read_snapshots(std::int64_t last_epoch) const
     std::smatch match;
     const std::string file = entry.path().filename().string();
     if (!std::regex_match(file, match, name)) continue;
-    const std::int64_t epoch = std::stoll(match[2].str());
+    const std::int64_t epoch = std::stoll(match[3].str());
     if (epoch > last_epoch) continue;
     PESnapshot& snapshot = by_epoch[epoch];
     snapshot.epoch = epoch;
-    (match[1].str() == "tables" ? snapshot.tables : snapshot.kernels) =
-        read_npy(entry.path().string());
+    const std::string kind = match[1].str();
+    torch::Tensor& into = kind == "tables"    ? snapshot.tables
+                          : kind == "kernels" ? snapshot.kernels
+                                              : snapshot.tensors[match[2].str()];
+    into = read_npy(entry.path().string());
   }
   std::vector<PESnapshot> snapshots;
   for (auto& [epoch, snapshot] : by_epoch)

@@ -26,30 +26,33 @@ class LearnedRotary : public PositionalEncoding {
                 const Initializer& initializer)
       : tokens_(layout.tokens), head_dim_(shape.d_model / shape.heads) {
     const std::int64_t tables = per_head ? shape.heads : 1;
-    torch::Tensor angles = torch::empty({tables, tokens_, head_dim_ / 2});
+    // [N, tables, head_dim/2], tokens first: a position table the layout probes can read.
+    torch::Tensor angles = torch::empty({tokens_, tables, head_dim_ / 2});
     torch::NoGradGuard no_grad;
     const std::string block =
         shape.block < 0 ? std::string("shared") : fmt::format("block {}", shape.block);
     // Each head's N x head_dim/2 table is filled as `learned` fills its N x d table, so that
     // initializers that read the token layout (from_layout, sinusoidal) apply row by row.
     for (std::int64_t h = 0; h < tables; ++h) {
-      torch::Tensor table = angles[h];
+      torch::Tensor table = torch::empty({tokens_, head_dim_ / 2});
       const std::string what = per_head ? fmt::format("pe.angles ({}, head {})", block, h)
                                         : fmt::format("pe.angles ({})", block);
       initializer.fill(table, InitContext::for_tensor(table, what, &layout, shape.block));
+      angles.select(1, h).copy_(table);
     }
     angles_ = register_parameter("angles", angles);
   }
 
   unsigned hooks() const override { return kRotary; }
 
-  // q and k [batch, heads, N, head_dim]; the angles [tables, N, head_dim / 2] broadcast over the
-  // batch, and over the heads when shared.
+  // q and k [batch, heads, N, head_dim]; the angles, as [tables, N, head_dim / 2], broadcast over
+  // the batch, and over the heads when shared.
   std::pair<torch::Tensor, torch::Tensor> rotate(const torch::Tensor& q,
                                                  const torch::Tensor& k) override {
     plugin_common::check_rotary_inputs("learned_rotary", q, k, tokens_, head_dim_);
-    const torch::Tensor cos = angles_.cos();
-    const torch::Tensor sin = angles_.sin();
+    const torch::Tensor angles = angles_.permute({1, 0, 2});
+    const torch::Tensor cos = angles.cos();
+    const torch::Tensor sin = angles.sin();
     return {plugin_common::rotate_pairs(q, cos, sin), plugin_common::rotate_pairs(k, cos, sin)};
   }
 
@@ -57,14 +60,14 @@ class LearnedRotary : public PositionalEncoding {
   // K[t, u] = (2 / head_dim) sum_i cos(Theta[u, i] - Theta[t, i]), averaged over the heads'
   // tables: 1 on the diagonal, a function of the angle differences only.
   torch::Tensor kernel() override {
-    return plugin_common::rotary_kernel(*this, angles_.size(0), tokens_, head_dim_,
+    return plugin_common::rotary_kernel(*this, angles_.size(1), tokens_, head_dim_,
                                         angles_.options());
   }
 
  private:
   std::int64_t tokens_;
   std::int64_t head_dim_;
-  torch::Tensor angles_;  // [tables, N, head_dim / 2]
+  torch::Tensor angles_;  // [N, tables, head_dim / 2]
 };
 
 void declare(ParamSchema& schema) {

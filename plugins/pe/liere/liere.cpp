@@ -150,9 +150,12 @@ void declare(ParamSchema& schema) {
       .at_least(1.0)
       .used_only_when("generators = \"axial\"",
                       [](const Params& p) { return p.string("generators") == "axial"; });
-  schema.plugin("generators_init", PluginKind::kInitializer, "normal",
-                "generators = \"init\": how each head's k x blocks x b(b-1)/2 generator entries "
-                "are drawn, e.g. { plugin = \"normal\", std = 0.2 }.");
+  schema
+      .plugin("generators_init", PluginKind::kInitializer, "normal",
+              "generators = \"init\": how each head's k x blocks x b(b-1)/2 generator entries "
+              "are drawn, e.g. { plugin = \"normal\", std = 0.2 }.")
+      .used_only_when("generators = \"init\"",
+                      [](const Params& p) { return p.string("generators") == "init"; });
 }
 
 std::shared_ptr<PositionalEncoding> create(const PluginContext& context, const Layout& layout,

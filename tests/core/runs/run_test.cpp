@@ -99,6 +99,15 @@ TEST_F(RunTest, WritesEveryFile) {
         "probes/pe_norm.json", "probes/pe_norm-norms.npy", "probes/pe_norm-epochs.npy"}) {
     EXPECT_TRUE(fs::is_regular_file(dir + "/" + file)) << file;
   }
+  // Every PE parameter is snapshotted beside the table (here the table is the parameter), and
+  // read back by name.
+  const torch::Tensor parameter = read_npy(dir + "/pe/param-table-epoch-000002.npy");
+  EXPECT_TRUE(torch::equal(parameter, read_npy(dir + "/pe/tables-epoch-000002.npy")));
+  const auto snapshots = RunFolder(dir).read_snapshots();
+  ASSERT_EQ(snapshots.size(), 3u);
+  ASSERT_EQ(snapshots.back().tensors.count("table"), 1u);
+  EXPECT_TRUE(torch::equal(snapshots.back().tensors.at("table"), parameter));
+  EXPECT_EQ(*RunFolder(dir).read_summary()->snapshot_files, 6);
   // Every file was renamed into place: no temporary is left behind.
   for (const auto& entry : fs::recursive_directory_iterator(dir)) {
     EXPECT_THAT(entry.path().filename().string(), ::testing::Not(HasSubstr(".tmp.")));
@@ -302,7 +311,7 @@ TEST_F(RunTest, ReuseCopiesOnlyAWholeRun) {
   const std::string kept = slurp(snapshot);
   fs::remove(snapshot);
   EXPECT_THAT(source.why_not_whole(*source.read_summary(), 1),
-              HasSubstr("holds 2 snapshot file(s) where the run wrote 3"));
+              HasSubstr("holds 5 snapshot file(s) where the run wrote 6"));
   EXPECT_EQ(reused_from(), "");
   std::ofstream(snapshot) << kept;
 

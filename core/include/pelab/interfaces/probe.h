@@ -24,6 +24,11 @@ struct PELAB_API PESnapshot {
   torch::Tensor tables;
   /// [pes, tokens, tokens] positional kernels of PEs without a table, or undefined.
   torch::Tensor kernels;
+  /// Every parameter the PEs register, by name, stacked over the PEs ([pes, ...its shape]), e.g.
+  /// "positions" [pes, N, k] of a rotary PE with learned positions: written as
+  /// pe/param-<name>-epoch-NNNNNN.npy. A parameter whose first dimension is the tokens is a
+  /// position table that the layout probes can read (their `tensor` key).
+  std::map<std::string, torch::Tensor> tensors;
 };
 
 /// What a probe may read. The snapshots are in training order: the first is the initial PE.

@@ -145,7 +145,8 @@ struct PELAB_API StoredConfig {
 ///
 ///   config.toml             the resolved configuration; `pelab run` accepts it again
 ///   metrics.csv             epoch,split,group,metric,value
-///   pe/tables-epoch-NNNNNN.npy, pe/kernels-epoch-NNNNNN.npy    PE snapshots
+///   pe/tables-epoch-NNNNNN.npy, pe/kernels-epoch-NNNNNN.npy    PE snapshots, and
+///   pe/param-<name>-epoch-NNNNNN.npy                           each PE parameter at that epoch
 ///   checkpoint.pt           weights, optimizer, epoch, RNG state and time spent (TrainingTime)
 ///                           of the last checkpoint;
 ///   checkpoint.previous.pt  the one before, for when the last one cannot be read
@@ -165,6 +166,8 @@ class PELAB_API RunFolder {
   static constexpr const char* kSummaryFile = "summary.json";
   static constexpr const char* kLogFile = "run.log";
   static constexpr const char* kSnapshotFolder = "pe";
+  /// A parameter's snapshot is pe/param-<name>-epoch-NNNNNN.npy.
+  static constexpr const char* kParameterPrefix = "param-";
   static constexpr const char* kProbeFolder = "probes";
 
   explicit RunFolder(std::string dir);

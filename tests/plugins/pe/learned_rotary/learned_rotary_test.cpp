@@ -36,7 +36,10 @@ class LearnedRotaryTest : public ::testing::Test {
     return registry_.create_positional_encoding(spec, Layout::sequence(tokens, false),
                                                 ModelShape{d_model, heads, 1, 0});
   }
-  static torch::Tensor angles(PositionalEncoding& pe) { return pe.named_parameters()["angles"]; }
+  static torch::Tensor parameter(PositionalEncoding& pe) { return pe.named_parameters()["angles"]; }
+  // The angles as [tables, N, pairs]: the parameter is [N, tables, pairs], tokens first, so that
+  // the layout probes read it as a position table.
+  static torch::Tensor angles(PositionalEncoding& pe) { return parameter(pe).permute({1, 0, 2}); }
 
   Registry registry_{Registry::default_search_path()};
 };
@@ -46,10 +49,10 @@ TEST_F(LearnedRotaryTest, OneAngleTableSharedOrPerHeadDrawnByItsInitializer) {
   const auto shared = make(spec("normal", 0.2), 30, 32, 2);  // head_dim 16: 8 pairs
   EXPECT_EQ(shared->hooks(), static_cast<unsigned>(PositionalEncoding::kRotary));
   ASSERT_EQ(shared->named_parameters().size(), 1u);
-  EXPECT_EQ(angles(*shared).sizes(), (std::vector<std::int64_t>{1, 30, 8}));
+  EXPECT_EQ(parameter(*shared).sizes(), (std::vector<std::int64_t>{30, 1, 8}));
   EXPECT_NEAR(angles(*shared).std().item<double>(), 0.2, 0.03);
   const auto per_head = make(spec("normal", 2.0, true), 30, 32, 2);
-  EXPECT_EQ(angles(*per_head).sizes(), (std::vector<std::int64_t>{2, 30, 8}));
+  EXPECT_EQ(parameter(*per_head).sizes(), (std::vector<std::int64_t>{30, 2, 8}));
   EXPECT_NEAR(angles(*per_head).std().item<double>(), 2.0, 0.2);
   EXPECT_FALSE(shared->table().defined());
 }
@@ -117,31 +120,7 @@ TEST_F(LearnedRotaryTest, TheKernelIsTheMeanCosineOfTheAngleDifferences) {
 TEST_F(LearnedRotaryTest, TheAnglesGradientMatchesFiniteDifferences) {
   torch::manual_seed(4);
   const auto pe = make(spec("normal", 1.0), 4, 8, 1);
-  pe->to(torch::kFloat64);
-  const torch::Tensor q = torch::randn({2, 1, 4, 8}, torch::kFloat64);
-  const torch::Tensor k = torch::randn({2, 1, 4, 8}, torch::kFloat64);
-  const torch::Tensor weights = torch::randn({2, 1, 4, 4}, torch::kFloat64);
-  const auto loss = [&] {
-    const auto [rq, rk] = pe->rotate(q, k);
-    return (torch::matmul(rq, rk.transpose(-2, -1)) * weights).sum();
-  };
-  torch::Tensor theta = angles(*pe);
-  loss().backward();
-  const torch::Tensor analytic = theta.grad().clone();
-  const double step = 1e-6;
-  for (std::int64_t t = 0; t < 4; ++t) {
-    for (std::int64_t i = 0; i < 4; ++i) {
-      torch::NoGradGuard no_grad;
-      const double original = theta[0][t][i].item<double>();
-      theta[0][t][i] = original + step;
-      const double up = loss().item<double>();
-      theta[0][t][i] = original - step;
-      const double down = loss().item<double>();
-      theta[0][t][i] = original;
-      EXPECT_NEAR(analytic[0][t][i].item<double>(), (up - down) / (2 * step), 1e-6)
-          << "t " << t << " i " << i;
-    }
-  }
+  test::expect_rotary_gradients_match_finite_differences(*pe, {"angles"}, 1, 4, 8, /*stride=*/1);
 }
 
 TEST_F(LearnedRotaryTest, AnOddHeadDimIsRefusedNamingTheKeys) {
