@@ -54,8 +54,8 @@ cmake --install "$work/build" --prefix "$work/plugins" >/dev/null
 export PELAB_PLUGIN_PATH="$work/plugins/lib/pelab/plugins"
 pelab="$work/prefix/bin/pelab"
 "$pelab" plugins | tee "$work/plugins.txt"
-for entry in "pe +coordinate_linear" "pe +distance_bias" "init +rademacher" "task +palindrome" \
-             "probe +effective_rank"; do
+for entry in "pe +coordinate_linear" "pe +distance_bias" "pe +learned_positions_rope" \
+             "init +rademacher" "task +palindrome" "probe +effective_rank"; do
   grep -Eq "^$entry +0\.1\.0 .*$work/plugins" "$work/plugins.txt" ||
     { echo "not listed from the author's prefix: $entry"; exit 1; }
 done
@@ -83,6 +83,14 @@ grep -q 'effective_rank effective_rank: exp(entropy' "$report/report.md"
 grep -q "effective_rank: effective_rank" "$report/figures/probes.gp"
 # The attention-side PE has no table: the probe says so instead of failing.
 grep -q 'no rank to measure' "$report/pe=distance_bias+slope=0.5/seed-3/probes/effective_rank.json"
+# The third party's learnable rotary PE: its positions are snapshotted as a parameter, and the
+# layout probes read them by name.
+rope="$report/pe=learned_positions_rope+init=rademacher+scale=0.1/seed-3"
+test -f "$rope/pe/param-positions-epoch-000003.npy" ||
+  { echo "the rotary PE's learned positions were not snapshotted"; ls "$rope/pe"; exit 1; }
+"$pelab" probe "$rope" --probe decoding --set decoding.tensor=positions | tee "$work/rope.txt"
+grep -Eq "decoding +r2 " "$work/rope.txt" ||
+  { echo "decoding did not read the learned positions"; exit 1; }
 if [ -n "${PELAB_TEST_ARTEFACTS:-}" ]; then
   rm -rf "$PELAB_TEST_ARTEFACTS/examples-report"
   mkdir -p "$PELAB_TEST_ARTEFACTS"

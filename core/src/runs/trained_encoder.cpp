@@ -1,5 +1,7 @@
 #include "pelab/runs/trained_encoder.h"
 
+#include <map>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <torch/torch.h>
@@ -13,10 +15,17 @@ namespace pelab {
 
 namespace {
 
-// The stored table of a PE whose table is a tensor of its own (learned, random_fixed, the
-// sinusoidal tables); nullptr for any other.
-TablePositionalEncoding* table_pe(const std::shared_ptr<PositionalEncoding>& pe) {
-  return dynamic_cast<TablePositionalEncoding*>(pe.get());
+// The tensors of a PE that an evaluation can replace, by name, as the model holds them: the
+// stored table of a PE whose table is a tensor of its own (learned, random_fixed, the sinusoidal
+// tables) as "table", and every parameter it registers (a rotary PE's learned positions,
+// frequencies, generators).
+std::map<std::string, torch::Tensor> stored_tensors(PositionalEncoding& pe) {
+  std::map<std::string, torch::Tensor> tensors;
+  if (auto* stored = dynamic_cast<TablePositionalEncoding*>(&pe))
+    tensors["table"] = stored->table();
+  for (const auto& parameter : pe.named_parameters())
+    tensors.emplace(parameter.key(), parameter.value());
+  return tensors;
 }
 
 }  // namespace
@@ -36,13 +45,13 @@ std::map<std::string, torch::Tensor> TrainedEncoder::replaceable_tensors(
               pe_count());
   const auto& encoding = model_.positional_encodings()[static_cast<std::size_t>(pe)];
   std::map<std::string, torch::Tensor> tensors;
-  if (auto* stored = table_pe(encoding)) {
-    tensors["table"] = stored->table().detach().clone();
-  } else if (why_not != nullptr) {
+  for (const auto& [name, tensor] : stored_tensors(*encoding))
+    tensors[name] = tensor.detach().clone();
+  if (tensors.empty() && why_not != nullptr) {
     *why_not = encoding->table().defined()
-                   ? "the PE's table is computed (not a stored table): it cannot be replaced"
-                   : "the PE has no table (pe = none, or a PE acting on attention): no "
-                     "intervention changes it";
+                   ? "the PE's table is computed from no stored tensor: it cannot be replaced"
+                   : "the PE has no table and no parameter (pe = none, or a fixed PE acting on "
+                     "attention): no intervention changes it";
   }
   return tensors;
 }
@@ -62,12 +71,13 @@ std::vector<MetricRow> TrainedEncoder::evaluate(
       PELAB_CHECK(replacement.pe >= 0 && replacement.pe < pe_count(),
                   "a replacement for PE {} of a model with {} distinct PE(s)", replacement.pe,
                   pe_count());
-      auto* stored =
-          table_pe(model_.positional_encodings()[static_cast<std::size_t>(replacement.pe)]);
-      PELAB_CHECK(stored != nullptr && replacement.tensor == "table",
+      const auto stored =
+          stored_tensors(*model_.positional_encodings()[static_cast<std::size_t>(replacement.pe)]);
+      const auto found = stored.find(replacement.tensor);
+      PELAB_CHECK(found != stored.end(),
                   "PE {} has no replaceable tensor '{}' (replaceable_tensors lists what it has)",
                   replacement.pe, replacement.tensor);
-      torch::Tensor target = stored->table();
+      torch::Tensor target = found->second;
       PELAB_CHECK(replacement.value.sizes() == target.sizes(),
                   "the replacement of PE {}'s {} has shape [{}] where the model's has [{}]",
                   replacement.pe, replacement.tensor, fmt::join(replacement.value.sizes(), ", "),

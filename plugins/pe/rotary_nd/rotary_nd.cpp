@@ -49,9 +49,12 @@ class RotaryND : public PositionalEncoding {
     if (!learnable_)
       return {plugin_common::rotate_pairs(q, cos_, sin_),
               plugin_common::rotate_pairs(k, cos_, sin_)};
-    const torch::Tensor angle = this->angle(coordinates_, frequencies_);
-    const torch::Tensor cos = angle.cos();
-    const torch::Tensor sin = angle.sin();
+    // In double precision, as the fixed angles are: a float32 product of coordinates near 100 and
+    // the ladder is off by ~1e-5 rad, and learnable frequencies would start from another PE.
+    const torch::Tensor angle =
+        this->angle(coordinates_.to(torch::kFloat64), frequencies_.to(torch::kFloat64));
+    const torch::Tensor cos = angle.cos().to(frequencies_.scalar_type());
+    const torch::Tensor sin = angle.sin().to(frequencies_.scalar_type());
     return {plugin_common::rotate_pairs(q, cos, sin), plugin_common::rotate_pairs(k, cos, sin)};
   }
 

@@ -24,6 +24,61 @@ inline torch::Tensor f64(const torch::Tensor& t) {
   return t.detach().to(torch::kCPU, torch::kFloat64).contiguous();
 }
 
+/// Declares the layout probes' `tensor` key: which of the PE's snapshotted parameters to read as
+/// its position table instead of its table (or kernel).
+inline void declare_tensor_key(ParamSchema& schema) {
+  schema.string("tensor", "",
+                "A PE parameter to read as the position table instead of the PE's table or "
+                "kernel, e.g. \"positions\" (rope_mixed, liere, string with learned positions) or "
+                "\"angles\" (learned_rotary); its first dimension must be the tokens. \"auto\": "
+                "the first of positions, angles, table that the PE has (the same probe over PEs "
+                "of several families). Empty: the table, or the kernel.");
+}
+
+/// The snapshots a layout probe reads: with `tensor` empty, as they are; with `tensor` naming a
+/// parameter that the snapshots hold (PESnapshot::tensors, [pes, N, ...]), that parameter as each
+/// snapshot's table, [pes, N, the rest flattened]. Errors name the probe and its key.
+inline std::vector<PESnapshot> position_tables(const std::vector<PESnapshot>& snapshots,
+                                               const std::string& tensor, const std::string& probe,
+                                               std::int64_t tokens) {
+  if (tensor.empty()) return snapshots;
+  if (tensor == "auto") {
+    // By the names pelab's PEs give their learned positions; none: the table or the kernel.
+    for (const char* name : {"positions", "angles", "table"}) {
+      const bool held = std::any_of(snapshots.begin(), snapshots.end(),
+                                    [&](const PESnapshot& s) { return s.tensors.count(name) > 0; });
+      if (held) return position_tables(snapshots, name, probe, tokens);
+    }
+    return snapshots;
+  }
+  std::vector<PESnapshot> tables;
+  std::vector<std::string> held;
+  for (const auto& snapshot : snapshots) {
+    for (const auto& entry : snapshot.tensors)
+      if (std::find(held.begin(), held.end(), entry.first) == held.end())
+        held.push_back(entry.first);
+    const auto found = snapshot.tensors.find(tensor);
+    if (found == snapshot.tensors.end()) continue;
+    const torch::Tensor& values = found->second;
+    PELAB_CHECK(values.dim() >= 3 && values.size(1) == tokens,
+                "{}: tensor = \"{}\" is [{}] over the PEs, not a position table: its first "
+                "dimension after the PEs must be the {} tokens",
+                probe, tensor, fmt::join(values.sizes(), ", "), tokens);
+    PESnapshot table;
+    table.epoch = snapshot.epoch;
+    table.tables = values.reshape({values.size(0), tokens, -1});
+    tables.push_back(std::move(table));
+  }
+  PELAB_CHECK(
+      !tables.empty() || snapshots.empty(),
+      "{}: tensor = \"{}\" names no parameter of the run's PE snapshots ({}); set tensor to "
+      "one of them, or leave it empty for the PE's table or kernel",
+      probe, tensor,
+      held.empty() ? std::string("they hold none: written before pelab stored parameters")
+                   : fmt::format("they hold {}", fmt::join(held, ", ")));
+  return tables;
+}
+
 /// The snapshots that hold tables (or, with `kernels`, kernels), in training order.
 inline std::vector<const PESnapshot*> with_tables(const std::vector<PESnapshot>& snapshots,
                                                   bool kernels = false) {

@@ -30,11 +30,12 @@ namespace pm = probe_math;
 class ConnectivityProbe : public Probe {
  public:
   ConnectivityProbe(std::string relation, std::string control, std::int64_t permutations,
-                    std::int64_t seed)
+                    std::int64_t seed, std::string tensor)
       : relation_(std::move(relation)),
         control_(std::move(control)),
         permutations_(permutations),
-        seed_(seed) {}
+        seed_(seed),
+        tensor_(std::move(tensor)) {}
 
   ProbeResult run(const ProbeContext& context) override {
     ProbeResult result;
@@ -51,7 +52,9 @@ class ConnectivityProbe : public Probe {
       return result;
     }
     bool use_kernels = false;
-    const auto snapshots = pm::tables_or_kernels(context.snapshots, use_kernels);
+    const std::vector<PESnapshot> read =
+        pm::position_tables(context.snapshots, tensor_, "connectivity", layout.tokens);
+    const auto snapshots = pm::tables_or_kernels(read, use_kernels);
     if (snapshots.empty()) {
       result.note = "the PE has neither a table nor a kernel (e.g. pe = none): nothing to compare";
       return result;
@@ -61,7 +64,9 @@ class ConnectivityProbe : public Probe {
     const pm::CorrelationHistory history = pm::correlate_with(
         snapshots, use_kernels, truth, fmt::format("the relation '{}'", relation_),
         [&](const torch::Tensor& pe) {
-          return use_kernels ? pm::kernel_similarity(pe) : pm::cosine_similarities(pe);
+          // Positions (a parameter read as the table) are similar when near: minus their distance.
+          if (use_kernels) return pm::kernel_similarity(pe);
+          return tensor_.empty() ? pm::cosine_similarities(pe) : -pm::euclidean_distances(pe);
         });
     const std::vector<torch::Tensor>& final_similarity = history.final_matrices;
     pm::add_per_block(result, "spearman", pm::to_vector(history.spearman.back()));
@@ -112,6 +117,7 @@ class ConnectivityProbe : public Probe {
   std::string control_;
   std::int64_t permutations_;
   std::int64_t seed_;
+  std::string tensor_;
 };
 
 void declare(ParamSchema& schema) {
@@ -130,6 +136,7 @@ void declare(ParamSchema& schema) {
                ">= rho}) / (1 + permutations).")
       .in_range(0, 1000000);
   schema.integer("seed", 0, "Seed of the permutations (the test is deterministic).").at_least(0);
+  pm::declare_tensor_key(schema);
 }
 
 std::shared_ptr<Probe> create(const PluginContext& context) {
@@ -141,8 +148,8 @@ std::shared_ptr<Probe> create(const PluginContext& context) {
               "itself leaves nothing; give another, e.g. functional_connectivity",
               params.string("relation"));
   return std::make_shared<ConnectivityProbe>(params.string("relation"), params.string("control"),
-                                             params.integer("permutations"),
-                                             params.integer("seed"));
+                                             params.integer("permutations"), params.integer("seed"),
+                                             params.string("tensor"));
 }
 
 }  // namespace

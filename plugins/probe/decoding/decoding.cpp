@@ -19,8 +19,8 @@ namespace pm = probe_math;
 
 class DecodingProbe : public Probe {
  public:
-  DecodingProbe(double alpha, std::int64_t folds, std::int64_t seed)
-      : alpha_(alpha), folds_(folds), seed_(seed) {}
+  DecodingProbe(double alpha, std::int64_t folds, std::int64_t seed, std::string tensor)
+      : alpha_(alpha), folds_(folds), seed_(seed), tensor_(std::move(tensor)) {}
 
   /// Out-of-fold R^2 per column of y for features x ([N, F]) and targets y ([N, D]).
   torch::Tensor cross_validated_r2(const torch::Tensor& features, const torch::Tensor& targets,
@@ -63,10 +63,13 @@ class DecodingProbe : public Probe {
       result.note = "the task's layout has no coordinates: there is nothing to decode";
       return result;
     }
-    const auto snapshots = pm::with_tables(context.snapshots);
+    const std::vector<PESnapshot> read =
+        pm::position_tables(context.snapshots, tensor_, "decoding", layout.tokens);
+    const auto snapshots = pm::with_tables(read);
     if (snapshots.empty()) {
       result.note =
-          "the PE has no table (a kernel-only or no PE): there are no rows to decode from";
+          "the PE has no table (a kernel-only or no PE): there are no rows to decode from; a "
+          "rotary PE with learned positions can be read with tensor = \"positions\"";
       return result;
     }
     const torch::Tensor coordinates = pm::f64(layout.coordinates);
@@ -102,18 +105,20 @@ class DecodingProbe : public Probe {
   double alpha_;
   std::int64_t folds_;
   std::int64_t seed_;
+  std::string tensor_;
 };
 
 void declare(ParamSchema& schema) {
   schema.real("alpha", 1.0, "Ridge penalty on the z-scored PE features.").at_least(0.0);
   schema.integer("folds", 4, "Cross-validation folds (at most the number of tokens).").at_least(2);
   schema.integer("seed", 0, "Seed of the shuffle that assigns tokens to folds.").at_least(0);
+  pm::declare_tensor_key(schema);
 }
 
 std::shared_ptr<Probe> create(const PluginContext& context) {
   const Params& params = context.params;
   return std::make_shared<DecodingProbe>(params.real("alpha"), params.integer("folds"),
-                                         params.integer("seed"));
+                                         params.integer("seed"), params.string("tensor"));
 }
 
 }  // namespace

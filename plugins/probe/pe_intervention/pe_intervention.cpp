@@ -11,9 +11,11 @@
 // relabelling of the positions). A change is "worse by": the drop of an accuracy or r, the rise of
 // a loss or MSE, so that a positive value means the model relied on what was replaced.
 //
-// Interventions replace the tables of additive table PEs (learned, random_fixed, sinusoidal, ...);
-// a PE without one (none, the attention-side PEs, a table computed by a network) is left as it
-// is, with a note that says why.
+// Interventions replace the tables of additive table PEs (learned, random_fixed, sinusoidal, ...),
+// or, with `tensor`, any parameter a PE registers: a rotary PE's learned "positions" or "angles"
+// (rows permuted, reset, transplanted as a table's), or its "frequencies" (reset and transplant
+// only: their rows are not tokens). A PE without the tensor is left as it is, with a note that
+// says why and what it has.
 
 #include <cmath>
 #include <map>
@@ -43,24 +45,37 @@ using Scores = std::map<std::string, double>;
 
 class InterventionProbe : public Probe {
  public:
-  InterventionProbe(std::int64_t permutations, std::int64_t seed, std::string reference_run)
-      : permutations_(permutations), seed_(seed), reference_run_(std::move(reference_run)) {}
+  InterventionProbe(std::int64_t permutations, std::int64_t seed, std::string reference_run,
+                    std::string tensor)
+      : permutations_(permutations),
+        seed_(seed),
+        reference_run_(std::move(reference_run)),
+        tensor_(std::move(tensor)) {}
 
   ProbeResult run(const ProbeContext& context) override {
     ProbeResult result;
     PELAB_CHECK(context.model != nullptr && context.task != nullptr,
                 "it re-evaluates the trained model on its task: run it on a run with a checkpoint");
     TrainedModel& model = *context.model;
-    std::vector<torch::Tensor> saved;  // the trained tables, one per distinct PE
+    name_.clear();
+    std::vector<torch::Tensor> saved;  // the trained tensors, one per distinct PE
     for (std::int64_t pe = 0; pe < model.pe_count(); ++pe) {
       std::string why_not;
       const auto tensors = model.replaceable_tensors(pe, &why_not);
-      const auto table = tensors.find("table");
-      if (table == tensors.end()) {
-        result.note = why_not;
+      if (name_.empty()) name_ = resolved_name(tensors);
+      const auto found = tensors.find(name_);
+      if (found == tensors.end()) {
+        std::vector<std::string> names;
+        for (const auto& entry : tensors)
+          names.push_back(entry.first);
+        result.note = tensors.empty() ? why_not
+                                      : fmt::format(
+                                            "the PE has no tensor '{}' to replace; it has "
+                                            "{}: set tensor to one of them",
+                                            name_, fmt::join(names, ", "));
         return result;
       }
-      saved.push_back(table->second);
+      saved.push_back(found->second);
     }
     if (saved.empty()) {
       result.note = "the model has no PE (pe = none): no intervention changes it";
@@ -82,15 +97,16 @@ class InterventionProbe : public Probe {
     const auto with = [&](const std::vector<std::size_t>& blocks, const auto& replacement) {
       std::vector<PETensorReplacement> replacements;
       for (std::size_t b : blocks)
-        replacements.push_back({static_cast<std::int64_t>(b), "table", replacement(b)});
+        replacements.push_back({static_cast<std::int64_t>(b), name_, replacement(b)});
       return worse_by(baseline, evaluate(replacements));
     };
     std::vector<std::size_t> all(saved.size());
     for (std::size_t b = 0; b < all.size(); ++b)
       all[b] = b;
 
-    // Permuted rows.
+    // Permuted rows, where the rows are the tokens.
     auto generator = at::detail::createCPUGenerator(static_cast<std::uint64_t>(seed_));
+    const bool rows_are_tokens = saved.front().size(0) == context.layout.tokens;
     std::vector<torch::Tensor> permutations;
     for (std::int64_t k = 0; k < permutations_; ++k)
       permutations.push_back(torch::randperm(saved.front().size(0), generator, torch::kLong));
@@ -101,12 +117,20 @@ class InterventionProbe : public Probe {
             with(blocks, [&](std::size_t b) { return saved[b].index_select(0, order); }));
       return each;
     };
-    record(result, "permuted", permuted(all), permuted_blocks(permuted, saved.size()));
+    if (rows_are_tokens) {
+      record(result, "permuted", permuted(all), permuted_blocks(permuted, saved.size()));
+    } else {
+      result.note = fmt::format(
+          "the rows of '{}' are not the tokens: the permuted intervention "
+          "was left out",
+          name_);
+    }
 
     // Reset to the initial PE.
-    if (!context.snapshots.empty() && context.snapshots.front().epoch == 0 &&
-        context.snapshots.front().tables.defined()) {
-      const torch::Tensor initial = context.snapshots.front().tables;
+    const torch::Tensor initial = context.snapshots.empty() || context.snapshots.front().epoch != 0
+                                      ? torch::Tensor()
+                                      : snapshot_tensor(context.snapshots.front());
+    if (initial.defined()) {
       check_shape(initial, saved, "the run's initial snapshot");
       const auto initial_of = [&](std::size_t b) { return initial[b].to(saved[b].dtype()); };
       record(result, "reset", {with(all, initial_of)}, per_block(with, initial_of, saved.size()));
@@ -116,7 +140,7 @@ class InterventionProbe : public Probe {
 
     // Transplanted from another run.
     if (!reference_run_.empty()) {
-      const torch::Tensor reference = reference_tables(saved);
+      const torch::Tensor reference = reference_tensors(saved);
       const auto reference_of = [&](std::size_t b) { return reference[b].to(saved[b].dtype()); };
       record(result, "transplant", {with(all, reference_of)},
              per_block(with, reference_of, saved.size()));
@@ -183,27 +207,45 @@ class InterventionProbe : public Probe {
     }
   }
 
-  static void check_shape(const torch::Tensor& tables, const std::vector<torch::Tensor>& saved,
-                          const std::string& what) {
-    const std::vector<std::int64_t> expected = {static_cast<std::int64_t>(saved.size()),
-                                                saved.front().size(0), saved.front().size(1)};
-    PELAB_CHECK(tables.sizes().vec() == expected,
-                "{} holds PE tables of shape [{}], but this model's are [{}] (PEs, tokens, "
-                "d_model): a transplant needs the same layout, width and PE placement",
-                what, fmt::join(tables.sizes().vec(), ", "), fmt::join(expected, ", "));
+  // "auto": the first of the PE's learned position tensors by pelab's names, else its table.
+  std::string resolved_name(const std::map<std::string, torch::Tensor>& tensors) const {
+    if (tensor_ != "auto") return tensor_;
+    for (const char* name : {"positions", "angles", "table"})
+      if (tensors.count(name)) return name;
+    return "table";
   }
 
-  torch::Tensor reference_tables(const std::vector<torch::Tensor>& saved) const {
+  // The replaced tensor in a snapshot, [PEs, ...]: the tables, or the parameter of that name.
+  torch::Tensor snapshot_tensor(const PESnapshot& snapshot) const {
+    if (name_ == "table" && snapshot.tables.defined()) return snapshot.tables;
+    const auto found = snapshot.tensors.find(name_);
+    return found == snapshot.tensors.end() ? torch::Tensor() : found->second;
+  }
+
+  void check_shape(const torch::Tensor& tensors, const std::vector<torch::Tensor>& saved,
+                   const std::string& what) const {
+    std::vector<std::int64_t> expected = {static_cast<std::int64_t>(saved.size())};
+    for (const std::int64_t size : saved.front().sizes())
+      expected.push_back(size);
+    PELAB_CHECK(tensors.sizes().vec() == expected,
+                "{} holds the PE's '{}' of shape [{}], but this model's is [{}] (PEs first): a "
+                "transplant needs the same layout, width and PE placement",
+                what, name_, fmt::join(tensors.sizes().vec(), ", "), fmt::join(expected, ", "));
+  }
+
+  torch::Tensor reference_tensors(const std::vector<torch::Tensor>& saved) const {
     const FinishedRun reference(reference_run_);
     const std::vector<PESnapshot> snapshots = reference.snapshots();
-    PELAB_CHECK(!snapshots.empty() && snapshots.back().tables.defined(),
-                "reference_run '{}' has no PE tables in {}: give a finished run folder ({}) of a "
-                "PE with a table",
-                reference_run_, reference.snapshot_folder(), FinishedRun::folder_layout());
+    const torch::Tensor last =
+        snapshots.empty() ? torch::Tensor() : snapshot_tensor(snapshots.back());
+    PELAB_CHECK(last.defined(),
+                "reference_run '{}' has no PE '{}' in {}: give a finished run folder ({}) of a "
+                "PE that has it",
+                reference_run_, name_, reference.snapshot_folder(), FinishedRun::folder_layout());
     check_shape(
-        snapshots.back().tables, saved,
+        last, saved,
         fmt::format("reference_run '{}' (epoch {})", reference_run_, snapshots.back().epoch));
-    return snapshots.back().tables;
+    return last;
   }
 
   // The permutation's change on the task's first evaluation split, in its headline metric.
@@ -227,6 +269,8 @@ class InterventionProbe : public Probe {
   std::int64_t permutations_;
   std::int64_t seed_;
   std::string reference_run_;
+  std::string tensor_;
+  std::string name_;  // tensor_ resolved for the model at hand ("auto" -> a name)
 };
 
 void declare(ParamSchema& schema) {
@@ -237,12 +281,16 @@ void declare(ParamSchema& schema) {
       "reference_run", "",
       "A finished run folder whose final PE tables are transplanted into this model (same "
       "layout, width and placement); \"\" = no transplant.");
+  schema.string("tensor", "table",
+                "What the interventions replace: \"table\" (an additive PE's stored table), any "
+                "parameter the PE registers (e.g. \"positions\", \"angles\", \"frequencies\"), "
+                "or \"auto\" (the first of positions, angles, table the PE has).");
 }
 
 std::shared_ptr<Probe> create(const PluginContext& context) {
-  return std::make_shared<InterventionProbe>(context.params.integer("permutations"),
-                                             context.params.integer("seed"),
-                                             context.params.string("reference_run"));
+  return std::make_shared<InterventionProbe>(
+      context.params.integer("permutations"), context.params.integer("seed"),
+      context.params.string("reference_run"), context.params.string("tensor"));
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Orthogonal Procrustes distance between each learned PE table and a reference PE (by default
-// the 2D, or N-D, sinusoidal table of the layout's true coordinates).
+// the 2D, or N-D, sinusoidal table of the layout's true coordinates); with `tensor` (a PE
+// parameter read as a position table, e.g. learned positions), the true coordinates themselves.
 //
 // Both N x d tables are centred over the tokens and scaled to unit Frobenius norm (a narrower one
 // padded with zero columns first); then
@@ -31,8 +32,10 @@ torch::Tensor normalised(const torch::Tensor& table, std::int64_t width) {
 
 class ProcrustesProbe : public Probe {
  public:
-  ProcrustesProbe(PluginSpec reference, std::int64_t reference_width)
-      : reference_(std::move(reference)), reference_width_(reference_width) {}
+  ProcrustesProbe(PluginSpec reference, std::int64_t reference_width, std::string tensor)
+      : reference_(std::move(reference)),
+        reference_width_(reference_width),
+        tensor_(std::move(tensor)) {}
 
   /// The Procrustes distance of two tables with the same number of rows.
   static double distance(const torch::Tensor& a, const torch::Tensor& b) {
@@ -46,25 +49,19 @@ class ProcrustesProbe : public Probe {
 
   ProbeResult run(const ProbeContext& context) override {
     ProbeResult result;
-    const auto snapshots = pm::with_tables(context.snapshots);
+    const std::vector<PESnapshot> read =
+        pm::position_tables(context.snapshots, tensor_, "procrustes", context.layout.tokens);
+    const auto snapshots = pm::with_tables(read);
     if (snapshots.empty()) {
-      result.note = "the PE has no table (a kernel-only or no PE): Procrustes needs one";
+      result.note =
+          "the PE has no table (a kernel-only or no PE): Procrustes needs one; a rotary PE with "
+          "learned positions can be read with tensor = \"positions\"";
       return result;
     }
-    PELAB_CHECK(context.registry != nullptr, "it needs the plugin registry to build its reference");
     const torch::Tensor last = snapshots.back()->tables;
-    const std::int64_t d_model = last.size(2);
-    // The reference is never shown to the model: it may read coordinates the task hides.
-    Layout layout = context.layout;
-    layout.coordinates_visible = true;
-    ModelShape shape;
-    shape.d_model = reference_width_ > 0 ? reference_width_ : d_model;
-    shape.layers = last.size(0);
-    torch::Tensor reference;
-    {
-      torch::NoGradGuard no_grad;
-      reference = context.registry->create_positional_encoding(reference_, layout, shape)->table();
-    }
+    // A position table is compared with the true coordinates; a PE's table with a reference PE's.
+    torch::Tensor reference =
+        tensor_.empty() ? reference_table(context, last) : coordinates(context);
     if (!reference.defined()) {
       result.note =
           fmt::format("the reference PE '{}' has no table to compare with", reference_.name);
@@ -72,8 +69,9 @@ class ProcrustesProbe : public Probe {
     }
     reference = pm::f64(reference);
     PELAB_CHECK(reference.dim() == 2 && reference.size(0) == last.size(1),
-                "the reference PE '{}' has a table of {} rows but the learned PE has {} tokens",
-                reference_.name, reference.dim() == 2 ? reference.size(0) : 0, last.size(1));
+                "procrustes: the reference ('{}') has {} rows but the learned PE has {} tokens",
+                tensor_.empty() ? reference_.name : "the layout's coordinates",
+                reference.dim() == 2 ? reference.size(0) : 0, last.size(1));
 
     std::vector<torch::Tensor> history;
     for (const auto* snapshot : snapshots) {
@@ -93,8 +91,35 @@ class ProcrustesProbe : public Probe {
   }
 
  private:
+  // The reference PE's table, built for the layout at the learned table's width (or
+  // reference_width); undefined when the reference PE has none.
+  torch::Tensor reference_table(const ProbeContext& context, const torch::Tensor& last) const {
+    PELAB_CHECK(context.registry != nullptr,
+                "procrustes needs the plugin registry to build its reference");
+    const std::int64_t d_model = last.size(2);
+    // The reference is never shown to the model: it may read coordinates the task hides.
+    Layout layout = context.layout;
+    layout.coordinates_visible = true;
+    ModelShape shape;
+    shape.d_model = reference_width_ > 0 ? reference_width_ : d_model;
+    shape.layers = last.size(0);
+    torch::NoGradGuard no_grad;
+    return context.registry->create_positional_encoding(reference_, layout, shape)->table();
+  }
+
+  // A position table's reference: the true coordinates themselves (learned positions are compared
+  // with the layout up to rotation, reflection, translation and scale).
+  torch::Tensor coordinates(const ProbeContext& context) const {
+    PELAB_CHECK(context.layout.has_coordinates(),
+                "procrustes: tensor = \"{}\" is compared with the layout's coordinates, and the "
+                "task's layout has none",
+                tensor_);
+    return context.layout.coordinates;
+  }
+
   PluginSpec reference_;
   std::int64_t reference_width_;
+  std::string tensor_;
 };
 
 void declare(ParamSchema& schema) {
@@ -106,11 +131,13 @@ void declare(ParamSchema& schema) {
                "d_model to build the reference with (0: the learned PE's width); a narrower "
                "table is padded with zero columns.")
       .in_range(0, 65536);
+  pm::declare_tensor_key(schema);
 }
 
 std::shared_ptr<Probe> create(const PluginContext& context) {
   return std::make_shared<ProcrustesProbe>(context.params.plugin("reference"),
-                                           context.params.integer("reference_width"));
+                                           context.params.integer("reference_width"),
+                                           context.params.string("tensor"));
 }
 
 }  // namespace

@@ -24,8 +24,11 @@ namespace pm = probe_math;
 
 class RSAProbe : public Probe {
  public:
-  RSAProbe(std::string metric, std::int64_t permutations, std::int64_t seed)
-      : metric_(std::move(metric)), permutations_(permutations), seed_(seed) {}
+  RSAProbe(std::string metric, std::int64_t permutations, std::int64_t seed, std::string tensor)
+      : metric_(std::move(metric)),
+        permutations_(permutations),
+        seed_(seed),
+        tensor_(std::move(tensor)) {}
 
   ProbeResult run(const ProbeContext& context) override {
     ProbeResult result;
@@ -36,7 +39,9 @@ class RSAProbe : public Probe {
       return result;
     }
     bool use_kernels = false;
-    const auto snapshots = pm::tables_or_kernels(context.snapshots, use_kernels);
+    const std::vector<PESnapshot> read =
+        pm::position_tables(context.snapshots, tensor_, "rsa", layout.tokens);
+    const auto snapshots = pm::tables_or_kernels(read, use_kernels);
     if (snapshots.empty()) {
       result.note = "the PE has neither a table nor a kernel (e.g. pe = none): nothing to compare";
       return result;
@@ -84,6 +89,7 @@ class RSAProbe : public Probe {
   std::string metric_;
   std::int64_t permutations_;
   std::int64_t seed_;
+  std::string tensor_;
 };
 
 void declare(ParamSchema& schema) {
@@ -96,12 +102,20 @@ void declare(ParamSchema& schema) {
                ">= rho}) / (1 + permutations).")
       .in_range(0, 1000000);
   schema.integer("seed", 0, "Seed of the permutations (the test is deterministic).").at_least(0);
+  pm::declare_tensor_key(schema);
 }
 
 std::shared_ptr<Probe> create(const PluginContext& context) {
   const Params& params = context.params;
+  // A parameter read as a position table holds coordinates (learned positions, angles), whose
+  // cosine measures their directions from an arbitrary origin, not how far apart they are.
+  PELAB_CHECK(params.string("tensor").empty() || params.string("metric") == "euclidean",
+              "rsa: metric = \"cosine\" with tensor = \"{}\": a parameter read as a position "
+              "table holds positions, whose cosine similarity measures directions from an "
+              "arbitrary origin rather than distances; set metric = \"euclidean\"",
+              params.string("tensor"));
   return std::make_shared<RSAProbe>(params.string("metric"), params.integer("permutations"),
-                                    params.integer("seed"));
+                                    params.integer("seed"), params.string("tensor"));
 }
 
 }  // namespace

@@ -31,6 +31,18 @@ inline PESnapshot snapshot(const std::vector<torch::Tensor>& tables) {
   return snapshot(0, tables);
 }
 
+/// A rotary PE's snapshot at epoch 0: no table, a random symmetric kernel per block, and its
+/// learned positions (one [N, k] tensor per block) as the parameter "positions".
+inline PESnapshot rotary_snapshot(const std::vector<torch::Tensor>& positions) {
+  PESnapshot s;
+  const std::int64_t tokens = positions.front().size(0);
+  const torch::Tensor noise =
+      torch::randn({static_cast<std::int64_t>(positions.size()), tokens, tokens});
+  s.kernels = noise + noise.transpose(1, 2);
+  s.tensors["positions"] = torch::stack(positions).to(torch::kFloat32);
+  return s;
+}
+
 /// A random orthogonal d x d matrix (QR of a Gaussian matrix).
 inline torch::Tensor rotation(std::int64_t d) {
   return std::get<0>(torch::linalg_qr(torch::randn({d, d}, torch::kFloat64)));

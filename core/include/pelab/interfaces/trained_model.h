@@ -40,9 +40,9 @@ class PELAB_API TrainedModel {
   virtual std::int64_t pe_count() const = 0;
 
   /// Copies of the tensors of PE `pe` that evaluate() can replace, by name: an additive PE's
-  /// stored table is "table" ([N, d_model]). Empty for a PE with nothing stored to replace (none,
-  /// a PE acting on attention, a table computed from other parameters); then `why_not`, when
-  /// given, says which.
+  /// stored table is "table" ([N, d_model]), and every parameter the PE registers is there by its
+  /// name (a rotary PE's "positions", "frequencies", ...). Empty for a PE with nothing stored to
+  /// replace (none, a fixed PE acting on attention); then `why_not`, when given, says which.
   virtual std::map<std::string, torch::Tensor> replaceable_tensors(
       std::int64_t pe, std::string* why_not = nullptr) const = 0;
 

@@ -179,6 +179,16 @@ TEST_F(RotaryNDTest, LearnableFrequenciesStartAtTheLadderAndGetGradients) {
               1e-5);
 }
 
+// Learnable frequencies turn by the same angles as the fixed ladder, both computed in double
+// precision: at coordinates up to 127 a float32 product would be off by up to ~4e-6 rad.
+TEST_F(RotaryNDTest, LearnableAndFixedAnglesAgreeFarFromTheOrigin) {
+  const Layout far = Layout::grid({128, 2}, {"row", "column"}, /*coordinates_visible=*/true);
+  const torch::Tensor q = torch::ones({1, 1, 256, 32});
+  const torch::Tensor fixed = make(far, 32, 1)->rotate(q, q).first;
+  const torch::Tensor learnable = make(far, 32, 1, /*learnable=*/true)->rotate(q, q).first;
+  EXPECT_LT((fixed - learnable).abs().max().item<double>(), 1e-6);
+}
+
 TEST_F(RotaryNDTest, RefusesHiddenCoordinatesUnlessAskedTo) {
   const Layout grid = Layout::grid({4, 4}, {"row", "column"}, /*coordinates_visible=*/false);
   try {

@@ -3,11 +3,14 @@
 
 #include <cmath>
 #include <memory>
+#include <string>
 #include <vector>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "pelab/base/error.h"
 #include "pelab/plugins/registry.h"
 #include "probe_test_support.h"
 #include "test_support.h"
@@ -25,10 +28,11 @@ class Decoding : public ::testing::Test {
   }
 
   ProbeResult run(const std::vector<PESnapshot>& snapshots, double alpha = 1e-6,
-                  std::int64_t folds = 4) {
+                  std::int64_t folds = 4, const std::string& tensor = "") {
     PluginSpec spec = registry_.default_spec(PluginKind::kProbe, "decoding");
     spec.params.set("alpha", alpha);
     spec.params.set("folds", folds);
+    spec.params.set("tensor", tensor);
     return registry_.create_probe(spec)->run(
         ProbeContext{grid_, snapshots, nullptr, nullptr, &registry_});
   }
@@ -89,6 +93,24 @@ TEST_F(Decoding, NoTableNoScalars) {
   const ProbeResult result = run({kernels});
   EXPECT_TRUE(result.scalars.empty());
   EXPECT_FALSE(result.note.empty());
+}
+
+// A rotary PE has no table; its learned positions (a parameter, tokens first) are read with the
+// `tensor` key, by name or by "auto"; a name the snapshots lack is refused naming the key and
+// what they hold.
+TEST_F(Decoding, ReadsLearnedPositionsByTheTensorKey) {
+  const std::vector<PESnapshot> snapshots = {test::rotary_snapshot({linear(2)})};
+  EXPECT_EQ(run(snapshots).scalars.count("r2"), 0u);  // no table: a note, nothing decoded
+  EXPECT_NEAR(run(snapshots, 1e-6, 4, "positions").scalars.at("r2"), 1.0, 1e-6);
+  EXPECT_NEAR(run(snapshots, 1e-6, 4, "auto").scalars.at("r2"), 1.0, 1e-6);
+  try {
+    run(snapshots, 1e-6, 4, "frequencies");
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("decoding: tensor = \"frequencies\" names no "
+                                               "parameter of the run's PE snapshots (they hold "
+                                               "positions)"));
+  }
 }
 
 }  // namespace

@@ -38,10 +38,11 @@ class Intervention : public ::testing::Test {
     snapshots_ = {model_->snapshot(0)};
   }
 
-  ProbeResult run(const std::string& reference_run = "") {
+  ProbeResult run(const std::string& reference_run = "", const std::string& tensor = "table") {
     PluginSpec spec = registry_.default_spec(PluginKind::kProbe, "pe_intervention");
     spec.params.set("permutations", std::int64_t{3});
     spec.params.set("reference_run", reference_run);
+    spec.params.set("tensor", tensor);
     TrainedEncoder trained(*model_, *task_);
     return registry_.create_probe(spec)->run(
         ProbeContext{layout_, snapshots_, &trained, task_.get(), &registry_});
@@ -133,16 +134,49 @@ TEST_F(Intervention, ATransplantOfAnotherShapeIsRefusedSayingWhy) {
     run(reference.path());
     FAIL() << "a PE of width 16 was transplanted into a model of width 8";
   } catch (const Error& e) {
-    EXPECT_THAT(e.what(), HasSubstr("(epoch 40) holds PE tables of shape [2, 6, 16], but this "
-                                    "model's are [2, 6, 8]"));
+    EXPECT_THAT(e.what(), HasSubstr("(epoch 40) holds the PE's 'table' of shape [2, 6, 16], but "
+                                    "this model's is [2, 6, 8]"));
   }
   test::ScratchDir empty;
   try {
     run(empty.path());
     FAIL() << "a folder without snapshots was accepted";
   } catch (const Error& e) {
-    EXPECT_THAT(e.what(), HasSubstr("has no PE tables in"));
+    EXPECT_THAT(e.what(), HasSubstr("has no PE 'table' in"));
   }
+}
+
+// A rotary PE has no table; its parameters are replaced by name (or by "auto"): learned_rotary's
+// angles, whose rows are the tokens, are permuted and reset, and every one is put back after.
+TEST_F(Intervention, ARotaryPEsParametersAreReplacedByName) {
+  build("learned_rotary");
+  const ProbeResult by_table = run();
+  EXPECT_THAT(by_table.note, HasSubstr("the PE has no tensor 'table' to replace; it has angles"));
+  EXPECT_TRUE(changes(by_table, "permuted").empty());
+
+  const auto angles = [&] {
+    return model_->positional_encodings()[0]->named_parameters()["angles"];
+  };
+  const torch::Tensor before = angles().detach().clone();
+  snapshots_.front().tensors["angles"] = snapshots_.front().tensors["angles"] * 5.0;
+  for (const std::string tensor : {"angles", "auto"}) {
+    const ProbeResult result = run("", tensor);
+    double moved = 0.0;
+    for (const char* kind : {"permuted", "reset_"})
+      for (const double change : changes(result, kind))
+        moved += std::abs(change);
+    EXPECT_GT(moved, 0.0) << tensor;
+    EXPECT_TRUE(torch::equal(angles(), before)) << tensor;  // put back
+  }
+}
+
+// Frequencies are a parameter whose rows are not the tokens: reset, but not permuted.
+TEST_F(Intervention, ATensorWhoseRowsAreNotTokensIsNotPermuted) {
+  build("rope_mixed");
+  snapshots_.front().tensors["frequencies"] = snapshots_.front().tensors["frequencies"] * 3.0;
+  const ProbeResult result = run("", "frequencies");
+  EXPECT_TRUE(changes(result, "permuted").empty());
+  EXPECT_FALSE(changes(result, "reset_").empty());
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -41,8 +42,9 @@ class Procrustes : public ::testing::Test {
   }
 
   ProbeResult run(const Layout& layout, const std::vector<PESnapshot>& snapshots,
-                  std::int64_t reference_width = 0) {
+                  std::int64_t reference_width = 0, const std::string& tensor = "") {
     PluginSpec spec = registry_.default_spec(PluginKind::kProbe, "procrustes");
+    spec.params.set("tensor", tensor);
     spec.params.set("reference", std::make_shared<const PluginSpec>(sinusoidal_spec()));
     spec.params.set("reference_width", reference_width);
     return registry_.create_probe(spec)->run(
@@ -126,6 +128,18 @@ TEST_F(Procrustes, NoTableNoScalars) {
   const ProbeResult result = run(grid_, {kernels});
   EXPECT_TRUE(result.scalars.empty());
   EXPECT_FALSE(result.note.empty());
+}
+
+// Learned positions (an N x 2 parameter read with `tensor`) are compared with the true
+// coordinates themselves, at any width: a rotated, scaled, shifted grid is at 0, noise is not.
+TEST_F(Procrustes, LearnedPositionsAreComparedWithTheCoordinates) {
+  const torch::Tensor positions = grid_.coordinates.matmul(rotation(2)) * 0.2 - 3.0;
+  EXPECT_NEAR(
+      run(grid_, {test::rotary_snapshot({positions})}, 0, "positions").scalars.at("distance"), 0.0,
+      1e-6);
+  EXPECT_GT(run(grid_, {test::rotary_snapshot({torch::randn({16, 2})})}, 0, "positions")
+                .scalars.at("distance"),
+            0.1);
 }
 
 }  // namespace

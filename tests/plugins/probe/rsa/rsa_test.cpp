@@ -4,9 +4,11 @@
 #include <memory>
 #include <vector>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "pelab/base/error.h"
 #include "pelab/plugins/registry.h"
 #include "probe_test_support.h"
 #include "test_support.h"
@@ -26,9 +28,10 @@ class RSA : public ::testing::Test {
 
   ProbeResult run(const Layout& layout, const std::vector<PESnapshot>& snapshots,
                   const std::string& metric = "cosine", std::int64_t permutations = 200,
-                  std::int64_t seed = 0) {
+                  std::int64_t seed = 0, const std::string& tensor = "") {
     PluginSpec spec = registry_.default_spec(PluginKind::kProbe, "rsa");
     spec.params.set("metric", metric);
+    spec.params.set("tensor", tensor);
     spec.params.set("permutations", permutations);
     spec.params.set("seed", seed);
     return registry_.create_probe(spec)->run(
@@ -164,6 +167,21 @@ TEST_F(RSA, NothingToCompare) {
   const ProbeResult without_pe = run(grid_, {PESnapshot{}});
   EXPECT_TRUE(without_pe.scalars.empty());
   EXPECT_FALSE(without_pe.note.empty());
+}
+
+// Learned positions (a parameter read with `tensor`) that are the grid itself, rotated, scaled and
+// shifted, mirror it exactly under the Euclidean metric; the cosine metric is refused for them.
+TEST_F(RSA, LearnedPositionsAreComparedByTheirDistances) {
+  const torch::Tensor positions = grid_.coordinates.matmul(test::rotation(2)) * 0.3 + 1.0;
+  const std::vector<PESnapshot> snapshots = {test::rotary_snapshot({positions})};
+  EXPECT_NEAR(run(grid_, snapshots, "euclidean", 0, 0, "positions").scalars.at("spearman"), 1.0,
+              1e-9);
+  try {
+    run(grid_, snapshots, "cosine", 0, 0, "positions");
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("set metric = \"euclidean\""));
+  }
 }
 
 }  // namespace
