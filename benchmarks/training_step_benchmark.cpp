@@ -16,8 +16,10 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <benchmark/benchmark.h>
+#include <fmt/format.h>
 #include <torch/csrc/autograd/profiler_legacy.h>
 #include <torch/torch.h>
 #include <nlohmann/json.hpp>
@@ -91,6 +93,57 @@ BENCHMARK_CAPTURE(BM_TrainStep, large_bf16, std::string("large_bf16"))
 BENCHMARK_CAPTURE(BM_Evaluate, paper, std::string("paper"))
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+
+// The learnable rotary PEs' cost (issue 55): one training step of the quick Latin Square model
+// and of the quick network model with each PE in every block, side by side with rotary_nd (the
+// axial RoPE they generalise) and learned (the paper's additive table).
+const std::map<std::string, std::string>& rotary_contenders() {
+  static const std::map<std::string, std::string> contenders = {
+      {"a_rotary_nd", R"({ plugin = "rotary_nd", use_hidden_coordinates = true })"},
+      {"b_learned", R"({ plugin = "learned", init = { plugin = "normal", std = 0.2 } })"},
+      {"c_learned_rotary",
+       R"({ plugin = "learned_rotary", init = { plugin = "normal", std = 0.2 } })"},
+      {"d_rope_mixed", R"({ plugin = "rope_mixed", positions = "learned" })"},
+      {"e_liere_b2", R"({ plugin = "liere", positions = "learned", block_size = 2 })"},
+      {"f_liere_b8", R"({ plugin = "liere", positions = "learned", block_size = 8 })"},
+      {"g_liere_full", R"({ plugin = "liere", positions = "learned" })"},
+      {"h_string", R"({ plugin = "string", positions = "learned" })"},
+  };
+  return contenders;
+}
+
+void BM_PEStep(benchmark::State& state, const std::string& workload_name,
+               const std::string& contender) {
+  static std::map<std::string, std::unique_ptr<TrainingWorkload>> cache;
+  auto& slot = cache[workload_name + "/" + contender];
+  if (!slot) {
+    slot = std::make_unique<TrainingWorkload>(
+        workload_manifest(workload_name), registry(),
+        std::vector<std::string>{"pe=" + rotary_contenders().at(contender)});
+  }
+  TrainingWorkload& w = *slot;
+  w.step();
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(w.step());
+  }
+  state.counters["steps_per_s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+
+const bool pe_step_benchmarks = [] {
+  for (const char* workload : {"quick", "network"}) {
+    for (const auto& [contender, table] : rotary_contenders()) {
+      benchmark::RegisterBenchmark(
+          fmt::format("pe_step/{}/{}", workload, contender.substr(2)).c_str(),
+          [workload, name = contender](benchmark::State& state) {
+            BM_PEStep(state, workload, name);
+          })
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+    }
+  }
+  return true;
+}();
 
 int print_gemms(const std::string& name) {
   TrainingWorkload& w = workload(name);

@@ -48,8 +48,9 @@ double total_flops(const std::vector<Gemm>& gemms) {
   return flops;
 }
 
-TrainingWorkload::TrainingWorkload(const std::string& manifest, Registry& registry) {
-  const Manifest parsed = Manifest::from_file(manifest, registry);
+TrainingWorkload::TrainingWorkload(const std::string& manifest, Registry& registry,
+                                   const std::vector<std::string>& overrides) {
+  const Manifest parsed = Manifest::from_file(manifest, registry, overrides);
   PELAB_CHECK(!parsed.runs().empty(), "{} defines no run", manifest);
   config_ = parsed.runs().front();
   torch::manual_seed(static_cast<std::uint64_t>(config_.seed));

@@ -37,9 +37,11 @@ double total_flops(const std::vector<Gemm>& gemms);
 
 class TrainingWorkload {
  public:
-  /// Reads `manifest` (its first run), seeds torch with the run's seed and builds everything; the
-  /// batch is the first `train.batch_size` samples of the task's training split.
-  TrainingWorkload(const std::string& manifest, Registry& registry);
+  /// Reads `manifest` (its first run) with `overrides` (`--set` strings, e.g. another PE), seeds
+  /// torch with the run's seed and builds everything; the batch is the first `train.batch_size`
+  /// samples of the task's training split.
+  TrainingWorkload(const std::string& manifest, Registry& registry,
+                   const std::vector<std::string>& overrides = {});
 
   double step() { return trainer_->train_step(inputs_, targets_); }
   void evaluate() { trainer_->evaluate(0); }

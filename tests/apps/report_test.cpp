@@ -563,6 +563,32 @@ TEST_F(ReportFolder, FiguresOrderTokensByCommunityAndAlignThePeOntoTheLayout) {
   EXPECT_THAT(scripts["embedding-1"], Not(HasSubstr("set title 'block 1: alignment error 0.00'")));
 }
 
+// A rotary PE has no table: its learned positions (the parameter snapshot) are drawn instead,
+// mapped onto the layout by least squares, since they are identifiable only up to a linear map;
+// a sheared copy of the layout is at alignment error 0.
+TEST_F(ReportFolder, LearnedPositionsAreMappedLinearlyOntoTheLayout) {
+  report::Geometry geometry;
+  geometry.coordinates =
+      torch::tensor({0.0, 0.0, 1.0, 0.0, 0.0, 1.0, 1.0, 1.0}, torch::kFloat64).view({4, 2});
+  geometry.axis_names = {"x", "y"};
+  const std::string run = dir_ / "exp/pe.init.std=0.2/seed-1/pe";
+  fs::remove(run + "/tables-epoch-000000.npy");
+  fs::remove(run + "/tables-epoch-000002.npy");
+  write_npy(run + "/kernels-epoch-000002.npy", torch::eye(4).expand({2, 4, 4}).contiguous());
+  const torch::Tensor shear = torch::tensor({2.0, 1.5, 0.0, 0.5}, torch::kFloat64).view({2, 2});
+  write_npy(run + "/param-positions-epoch-000002.npy",
+            torch::stack(
+                {geometry.coordinates.matmul(shear) + 1.0, torch::randn({4, 2}, torch::kFloat64)})
+                .to(torch::kFloat32));
+  const report::Experiment experiment = report::collect(dir_ / "exp", &registry_);
+  std::map<std::string, std::string> scripts;
+  for (const report::Figure& figure : report::make_figures(experiment, geometry))
+    scripts[figure.name] = figure.script;
+  ASSERT_TRUE(scripts.count("embedding-1"));
+  EXPECT_THAT(scripts["embedding-1"], HasSubstr("mapped linearly onto the true layout"));
+  EXPECT_THAT(scripts["embedding-1"], HasSubstr("set title 'block 0: alignment error 0.00'"));
+}
+
 TEST_F(ReportFolder, OneRunFolder) {
   report::ReportOptions options;
   options.gnuplot = "/nonexistent/gnuplot";

@@ -392,6 +392,18 @@ torch::Tensor final_tables(const std::string& run_dir) {
   return tables.defined() ? tables.to(torch::kFloat64) : tables;
 }
 
+// A rotary PE's final learned position table ([pes, N, k] float64: the parameter "positions",
+// else "angles" flattened per token), or undefined.
+torch::Tensor final_positions(const std::string& run_dir) {
+  const RunFolder folder(run_dir);
+  for (const char* name : {"positions", "angles"}) {
+    const torch::Tensor values = folder.read_final_parameter(name);
+    if (values.defined() && values.dim() >= 3)
+      return values.reshape({values.size(0), values.size(1), -1}).to(torch::kFloat64);
+  }
+  return {};
+}
+
 torch::Tensor cosine(const torch::Tensor& table) {
   const torch::Tensor unit = table / table.norm(2, {1}, true).clamp_min(1e-300);
   return unit.matmul(unit.t());
@@ -537,8 +549,10 @@ double token_colour(const Geometry& geometry, std::int64_t token) {
 // layout: x and y of both (the first two axes of a 3D layout), coloured by community, the
 // relative alignment error ||s P Q - X|| / ||X|| in each title. Tokens are labelled only when
 // there are few of them.
+// With `linear` (learned positions of a rotary PE, identifiable only up to a linear map), the map
+// is any linear one fitted by least squares instead of a rotation and a scale.
 Figure aligned_figure(const Point& point, const RunRecord& run, const torch::Tensor& tables,
-                      const Geometry& geometry, std::size_t index) {
+                      const Geometry& geometry, std::size_t index, bool linear = false) {
   const std::int64_t n = tables.size(1);
   const torch::Tensor truth = geometry.coordinates - geometry.coordinates.mean(0, true);
   const std::string name = fmt::format("embedding-{}", index + 1);
@@ -553,9 +567,12 @@ Figure aligned_figure(const Point& point, const RunRecord& run, const torch::Ten
       "set palette defined (0 '#1b9e77', 1 '#d95f02', 2 '#7570b3', 3 '#e7298a', 4 '#66a61e', "
       "5 '#e6ab02')\nset xlabel {}\nset ylabel {}\n",
       tables.size(0) + 1,
-      quote(fmt::format("{}, seed {}: the final PE aligned onto the true layout (orthogonal "
-                        "Procrustes)",
-                        point.label, run.seed)),
+      quote(linear ? fmt::format("{}, seed {}: the final learned positions mapped linearly onto "
+                                 "the true layout (least squares)",
+                                 point.label, run.seed)
+                   : fmt::format("{}, seed {}: the final PE aligned onto the true layout "
+                                 "(orthogonal Procrustes)",
+                                 point.label, run.seed)),
       quote(axis(0)), quote(axis(1)));
   const auto panel = [&](const torch::Tensor& xy, const std::string& title) {
     std::string points;
@@ -574,12 +591,18 @@ Figure aligned_figure(const Point& point, const RunRecord& run, const torch::Ten
   panel(truth, "true layout");
   for (std::int64_t b = 0; b < tables.size(0); ++b) {
     const torch::Tensor pe = tables[b] - tables[b].mean(0, true);  // [N, d]
-    const auto svd =
-        torch::linalg_svd(pe.t().matmul(truth), /*full_matrices=*/false);      // P^T X = U S V^T
-    const torch::Tensor rotation = std::get<0>(svd).matmul(std::get<2>(svd));  // [d, D]
-    const double norm = pe.pow(2).sum().item<double>();
-    const double scale = norm > 0 ? std::get<1>(svd).sum().item<double>() / norm : 0.0;
-    const torch::Tensor aligned = pe.matmul(rotation) * scale;
+    torch::Tensor aligned;
+    if (linear) {
+      // X ~ P W: the least-squares W through the pseudo-inverse (P may be rank-deficient).
+      aligned = pe.matmul(torch::linalg_pinv(pe).matmul(truth));
+    } else {
+      const auto svd =
+          torch::linalg_svd(pe.t().matmul(truth), /*full_matrices=*/false);      // P^T X = U S V^T
+      const torch::Tensor rotation = std::get<0>(svd).matmul(std::get<2>(svd));  // [d, D]
+      const double norm = pe.pow(2).sum().item<double>();
+      const double scale = norm > 0 ? std::get<1>(svd).sum().item<double>() / norm : 0.0;
+      aligned = pe.matmul(rotation) * scale;
+    }
     const double error =
         (aligned - truth).norm().item<double>() / std::max(1e-300, truth.norm().item<double>());
     panel(aligned, fmt::format("block {}: alignment error {:.2f}", b, error));
@@ -587,11 +610,15 @@ Figure aligned_figure(const Point& point, const RunRecord& run, const torch::Ten
   body += "unset multiplot\n";
   return Figure{
       name,
-      fmt::format("{}, seed {}: each block's final PE aligned onto the true coordinates by "
-                  "orthogonal Procrustes (a rotation or reflection and a scale), beside the true "
-                  "layout{}; coloured by {}; the title gives the relative alignment error ||s P Q "
-                  "- X|| / ||X|| (0: the PE is the layout; about 1: no likeness).",
+      fmt::format("{}, seed {}: each block's {} beside the true layout{}; coloured by {}; the "
+                  "title gives the relative alignment error ||P A - X|| / ||X|| (0: the PE is "
+                  "the layout; about 1: no likeness).",
                   point.label, run.seed,
+                  linear ? "final learned positions (a rotary PE's parameter) mapped onto the "
+                           "true coordinates by the least-squares linear map A (they are "
+                           "identifiable only up to a linear map: docs/probes.md)"
+                         : "final PE aligned onto the true coordinates by orthogonal Procrustes "
+                           "(A a rotation or reflection and a scale)",
                   geometry.coordinates.size(1) > 2 ? " (x and y of the 3D layout)" : "",
                   geometry.communities.defined() ? "community" : "the first coordinate"),
       script.text(preamble(name, 420 * static_cast<int>(tables.size(0) + 1), 460))};
@@ -701,7 +728,15 @@ std::optional<Figure> pca_figure(const Experiment& experiment, std::size_t index
   if (point.runs.empty()) return std::nullopt;
   const RunRecord& run = point.runs.front();
   const torch::Tensor tables = final_tables(run.dir);
-  if (!tables.defined() || tables.size(1) < 3) return std::nullopt;
+  if (!tables.defined()) {
+    // A rotary PE has no table; its learned positions, where it has them, are drawn instead.
+    const torch::Tensor positions = final_positions(run.dir);
+    if (positions.defined() && geometry.coordinates.defined() &&
+        geometry.coordinates.size(0) == positions.size(1) && geometry.coordinates.size(1) >= 2)
+      return aligned_figure(point, run, positions, geometry, index, /*linear=*/true);
+    return std::nullopt;
+  }
+  if (tables.size(1) < 3) return std::nullopt;
   const std::int64_t n = tables.size(1);
   const bool truth = geometry.coordinates.defined() && geometry.coordinates.size(0) == n;
   // With a layout of two or more axes, the PE aligned onto it says more than its own PCA.

@@ -584,17 +584,34 @@ std::vector<PESnapshot> RunFolder::read_snapshots(std::int64_t last_epoch) const
   return snapshots;
 }
 
-torch::Tensor RunFolder::read_final_tables() const {
-  const fs::path folder = snapshot_folder();
+namespace {
+
+// The last of a snapshot folder's files `<what>-epoch-NNNNNN.npy`, or an undefined tensor.
+torch::Tensor read_last_snapshot(const fs::path& folder, const std::string& what) {
   if (!fs::is_directory(folder)) return {};
-  static const std::regex name("tables-epoch-[0-9]+\\.npy");
+  const std::string prefix = what + "-epoch-";
   std::string last;  // the names sort by epoch: six digits, zero-padded
   for (const auto& entry : fs::directory_iterator(folder)) {
     const std::string file = entry.path().filename().string();
-    if (std::regex_match(file, name) && file > last) last = file;
+    const bool digits = file.size() == prefix.size() + 10 &&
+                        std::all_of(file.begin() + static_cast<std::ptrdiff_t>(prefix.size()),
+                                    file.end() - 4, [](char c) { return c >= '0' && c <= '9'; });
+    if (digits && file.rfind(prefix, 0) == 0 && file.compare(file.size() - 4, 4, ".npy") == 0 &&
+        file > last)
+      last = file;
   }
   if (last.empty()) return {};
   return read_npy((folder / last).string());
+}
+
+}  // namespace
+
+torch::Tensor RunFolder::read_final_tables() const {
+  return read_last_snapshot(snapshot_folder(), "tables");
+}
+
+torch::Tensor RunFolder::read_final_parameter(const std::string& name) const {
+  return read_last_snapshot(snapshot_folder(), kParameterPrefix + name);
 }
 
 std::string RunFolder::probe_array_file(const std::string& name, const std::string& array) {

@@ -506,5 +506,27 @@ TEST(RunFolderTest, TheFinalTablesAreTheLastSnapshotWithTables) {
   EXPECT_TRUE(torch::equal(folder.read_final_tables(), torch::full({1, 2, 2}, 10.0)));
 }
 
+TEST(RunFolderTest, EveryParameterIsWrittenAndTheLastIsReadByName) {
+  ScratchDir dir;
+  const RunFolder folder(dir.path());
+  EXPECT_FALSE(folder.read_final_parameter("positions").defined());
+  for (std::int64_t epoch : {0, 5}) {
+    PESnapshot snapshot;
+    snapshot.epoch = epoch;
+    snapshot.kernels = torch::eye(3).unsqueeze(0);
+    snapshot.tensors["positions"] = torch::full({1, 3, 2}, static_cast<double>(epoch));
+    snapshot.tensors["frequencies"] = torch::ones({1, 4, 2});
+    folder.write_snapshot(snapshot);
+  }
+  EXPECT_TRUE(fs::is_regular_file(dir.path() + "/pe/param-positions-epoch-000005.npy"));
+  EXPECT_TRUE(torch::equal(folder.read_final_parameter("positions"), torch::full({1, 3, 2}, 5.0)));
+  EXPECT_FALSE(folder.read_final_tables().defined());
+  EXPECT_EQ(folder.snapshot_file_epochs().size(), 6u);  // kernels and two parameters, twice
+  const std::vector<PESnapshot> read = folder.read_snapshots();
+  ASSERT_EQ(read.size(), 2u);
+  EXPECT_EQ(read[1].tensors.size(), 2u);
+  EXPECT_TRUE(torch::equal(read[1].tensors.at("frequencies"), torch::ones({1, 4, 2})));
+}
+
 }  // namespace
 }  // namespace pelab

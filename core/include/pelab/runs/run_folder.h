@@ -225,6 +225,9 @@ class PELAB_API RunFolder {
       std::int64_t last_epoch = std::numeric_limits<std::int64_t>::max()) const;
   /// The PE tables of the last snapshot that has them, or an undefined tensor.
   torch::Tensor read_final_tables() const;
+  /// The last snapshot of the PE parameter `name` (pe/param-<name>-epoch-*.npy, [pes, ...]), or an
+  /// undefined tensor.
+  torch::Tensor read_final_parameter(const std::string& name) const;
 
   // --- probes/ ---
   /// Writes `probes/<name>.json`; a finished run's summary.json then carries the probe's scalars
