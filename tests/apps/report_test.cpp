@@ -257,6 +257,12 @@ TEST_F(ReportFolder, ComparesTheScalesOfASeriesPairedOnTheirSeeds) {
   const std::string csv = test::slurp(dir_ / "exp/comparisons.csv");
   EXPECT_THAT(csv, HasSubstr("points,test/all/accuracy,\"learned, normal std=0.2\",\"learned, "
                              "normal std=2\",paired,2,-0.35"));
+  // The probes' headline scalars are compared the same way (rsa's spearman: 0.10 - 0.85 and
+  // 0.30 - 0.95, a mean of -0.70); a p-value is not a quantity to compare.
+  EXPECT_THAT(md, HasSubstr("Probe `rsa` spearman (higher is better), final PE:"));
+  EXPECT_THAT(csv, HasSubstr("points,probe/rsa/spearman,\"learned, normal std=0.2\",\"learned, "
+                             "normal std=2\",paired,2,-0.7"));
+  EXPECT_THAT(csv, Not(HasSubstr("probe/rsa/p_value")));
 }
 
 // A probe's p-values are combined over seeds (Fisher's method), never averaged: 0.01 and 0.2 give

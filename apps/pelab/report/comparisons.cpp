@@ -173,31 +173,61 @@ bool is_instance_key(const std::string& key) {
          key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+namespace {
+
+// Within each series, every init scale against the series' smallest, on `key`; Holm over the
+// table.
+ComparisonTable scale_comparisons(const Experiment& experiment, const std::string& key,
+                                  const MetricDisplay& display, const std::string& split,
+                                  const InferenceOptions& options) {
+  ComparisonTable table{key, display, split, {}};
+  // Points come by series, then scale: the first of a series with a scale is its reference.
+  std::map<std::string, const Point*> reference;
+  for (const Point& point : experiment.points) {
+    if (!point.init_scale || !has_values(point, key)) continue;
+    const auto [it, first] = reference.emplace(point.series, &point);
+    if (first) continue;
+    const Point& a = *it->second;
+    table.rows.push_back({key, a.label, point.label, a.point, point.point,
+                          compare(by_seed(a, key), by_seed(point, key), options)});
+  }
+  std::vector<Comparison> tests;
+  for (const auto& row : table.rows)
+    tests.push_back(row.comparison);
+  apply_holm(tests);
+  for (std::size_t i = 0; i < tests.size(); ++i)
+    table.rows[i].comparison.p_holm = tests[i].p_holm;
+  return table;
+}
+
+}  // namespace
+
 Inference infer(const Experiment& experiment, const std::vector<MetricDisplay>& metrics,
                 const InferenceOptions& options) {
   Inference inference;
   for (const MetricDisplay& metric : metrics) {
     for (const std::string& split : evaluation_splits(experiment)) {
       const std::string key = split + "/all/" + metric.metric;
-      ComparisonTable table{key, metric, split, {}};
-      // Points come by series, then scale: the first of a series with a scale is its reference.
-      std::map<std::string, const Point*> reference;
-      for (const Point& point : experiment.points) {
-        if (!point.init_scale || !has_values(point, key)) continue;
-        const auto [it, first] = reference.emplace(point.series, &point);
-        if (first) continue;
-        const Point& a = *it->second;
-        table.rows.push_back({key, a.label, point.label, a.point, point.point,
-                              compare(by_seed(a, key), by_seed(point, key), options)});
-      }
-      std::vector<Comparison> tests;
-      for (const auto& row : table.rows)
-        tests.push_back(row.comparison);
-      apply_holm(tests);
-      for (std::size_t i = 0; i < tests.size(); ++i)
-        table.rows[i].comparison.p_holm = tests[i].p_holm;
+      ComparisonTable table = scale_comparisons(experiment, key, metric, split, options);
       if (!table.rows.empty()) inference.tables.push_back(std::move(table));
       add_instance_comparisons(experiment, key, metric, options, inference);
+    }
+  }
+  // The probes' headline scalars (a p-value is a test of its own, not a quantity to compare),
+  // as the task's metrics: does the init scale change what the PE learned?
+  for (const auto& [probe, scalars] : probes_of(experiment)) {
+    for (const Headline& headline : headlines_of(experiment, probe, scalars)) {
+      if (headline.scalar.rfind("p_value", 0) == 0) continue;
+      const std::string key = fmt::format("probe/{}/{}", probe, headline.scalar);
+      const MetricDisplay display{
+          key,
+          fmt::format("Probe `{}` {}{}", probe, headline.scalar,
+                      headline.better == Better::kHigher  ? " (higher is better)"
+                      : headline.better == Better::kLower ? " (lower is better)"
+                                                          : ""),
+          headline.scalar, 1.0, "{:.4f}"};
+      ComparisonTable table = scale_comparisons(experiment, key, display, "", options);
+      if (!table.rows.empty()) inference.tables.push_back(std::move(table));
     }
   }
   return inference;

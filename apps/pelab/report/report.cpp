@@ -520,7 +520,9 @@ void add_comparison_sections(Document& doc, const Experiment& experiment,
       "and the seeds that failed (a non-finite value). comparisons.csv has every row.",
       options.resamples));
   for (const ComparisonTable& table : inference.tables) {
-    doc.paragraph(fmt::format("{}, split `{}`:", table.display.title, table.split));
+    doc.paragraph(table.split.empty()
+                      ? fmt::format("{}, final PE:", table.display.title)
+                      : fmt::format("{}, split `{}`:", table.display.title, table.split));
     Rows rows;
     for (const PointComparison& row : table.rows) {
       const Comparison& c = row.comparison;
