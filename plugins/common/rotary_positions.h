@@ -52,11 +52,14 @@ inline std::int64_t rotary_position_dims(const std::string& plugin, const Layout
                                          const Params& params) {
   const std::string& positions = params.string("positions");
   if (positions == "coordinates") {
-    check_pe_coordinates(
-        layout, params,
-        fmt::format("{}: positions = \"coordinates\", but the task's layout has none; use "
-                    "positions = \"index\" or \"learned\"",
-                    plugin));
+    PELAB_CHECK(layout.has_coordinates(),
+                "{}: positions = \"coordinates\", but the task's layout has none; use positions "
+                "= \"index\" or \"learned\"",
+                plugin);
+    check_coordinates_visible(layout, params.boolean("use_hidden_coordinates"),
+                              plugin + ": positions = \"coordinates\": ",
+                              "`positions = \"learned\"` to learn the positions, or "
+                              "`use_hidden_coordinates = true` for an oracle PE");
     return layout.dims();
   }
   return positions == "index" ? 1 : params.integer("position_dims");
