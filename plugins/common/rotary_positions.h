@@ -70,6 +70,30 @@ inline std::string block_name(const ModelShape& shape) {
   return shape.block < 0 ? std::string("shared") : fmt::format("block {}", shape.block);
 }
 
+/// Fills each head's slice of `tensor` ([heads, ...]) with `initializer`, named "pe.<name>
+/// (<block>, head h)" in its messages, as a sweep of its scale expects.
+inline void fill_per_head(const Initializer& initializer, torch::Tensor& tensor,
+                          const std::string& name, const ModelShape& shape) {
+  torch::NoGradGuard no_grad;
+  for (std::int64_t h = 0; h < tensor.size(0); ++h) {
+    torch::Tensor head = tensor[h];
+    initializer.fill(head, InitContext::for_tensor(head, fmt::format("pe.{} ({}, head {})", name,
+                                                                     block_name(shape), h)));
+  }
+}
+
+/// The skew-symmetric b x b matrices U - U^T whose strict upper triangles U are the last
+/// dimension of `upper` ([..., b(b-1)/2], row by row): LieRE's and STRING's parametrisation.
+inline torch::Tensor skew_from_upper(const torch::Tensor& upper, std::int64_t b) {
+  const torch::Tensor entry = torch::triu_indices(b, b, 1, upper.options().dtype(torch::kLong));
+  auto sizes = upper.sizes().vec();
+  sizes.back() = b * b;
+  const torch::Tensor full = torch::zeros(sizes, upper.options())
+                                 .index_add(-1, entry[0] * b + entry[1], upper)
+                                 .unflatten(-1, {b, b});
+  return full - full.transpose(-2, -1);
+}
+
 /// Registers the positions on `pe` as "positions" [N, k]: a buffer when the task gives them, a
 /// parameter drawn by positions_init when learned.
 inline torch::Tensor register_rotary_positions(torch::nn::Module& pe, const Layout& layout,
@@ -163,13 +187,8 @@ inline torch::Tensor make_mixed_frequencies(const ModelShape& shape, const Param
   const std::string& start = params.string("frequencies");
   if (start == "init") {
     torch::Tensor frequencies = torch::empty({shape.heads, pairs, k});
-    const auto initializer = registry.create_initializer(params.plugin("frequencies_init"));
-    for (std::int64_t h = 0; h < shape.heads; ++h) {
-      torch::Tensor head = frequencies[h];
-      initializer->fill(
-          head, InitContext::for_tensor(
-                    head, fmt::format("pe.frequencies ({}, head {})", block_name(shape), h)));
-    }
+    fill_per_head(*registry.create_initializer(params.plugin("frequencies_init")), frequencies,
+                  "frequencies", shape);
     return frequencies;
   }
   const torch::Tensor axes = start == "axial"

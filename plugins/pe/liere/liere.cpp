@@ -68,13 +68,8 @@ class Liere : public PositionalEncoding {
             .copy_(-ladder.select(1, i));  // [heads, k]
       }
     } else {
-      const auto initializer = registry.create_initializer(params.plugin("generators_init"));
-      for (std::int64_t h = 0; h < shape.heads; ++h) {
-        torch::Tensor head = generators[h];
-        initializer->fill(
-            head, InitContext::for_tensor(head, fmt::format("pe.generators ({}, head {})",
-                                                            plugin_common::block_name(shape), h)));
-      }
+      plugin_common::fill_per_head(*registry.create_initializer(params.plugin("generators_init")),
+                                   generators, "generators", shape);
     }
     generators_ = register_parameter("generators", generators);
   }
@@ -108,15 +103,7 @@ class Liere : public PositionalEncoding {
 
   // [heads, N, blocks, b, b]: exp(A) of each token's generator A = U - U^T.
   torch::Tensor rotations() const {
-    const torch::Tensor weights = generator_weights();
-    auto sizes = weights.sizes().vec();
-    sizes.back() = block_ * block_;
-    const torch::Tensor entry =
-        torch::triu_indices(block_, block_, 1, weights.options().dtype(torch::kLong));
-    torch::Tensor upper = torch::zeros(sizes, weights.options());
-    upper = upper.index_add(-1, entry[0] * block_ + entry[1], weights);
-    upper = upper.unflatten(-1, {block_, block_});
-    return torch::matrix_exp(upper - upper.transpose(-2, -1));
+    return torch::matrix_exp(plugin_common::skew_from_upper(generator_weights(), block_));
   }
 
   // x [batch, heads, N, head_dim] turned block by block: x'_block = R x_block.

@@ -31,15 +31,9 @@ class String : public PositionalEncoding {
     positions_ = plugin_common::register_rotary_positions(*this, layout, shape, params, registry);
     frequencies_ = register_parameter(
         "frequencies", plugin_common::make_mixed_frequencies(shape, params, registry, k));
-    torch::NoGradGuard no_grad;
     torch::Tensor basis = torch::empty({shape.heads, head_dim_ * (head_dim_ - 1) / 2});
-    const auto initializer = registry.create_initializer(params.plugin("basis_init"));
-    for (std::int64_t h = 0; h < shape.heads; ++h) {
-      torch::Tensor head = basis[h];
-      initializer->fill(
-          head, InitContext::for_tensor(head, fmt::format("pe.basis ({}, head {})",
-                                                          plugin_common::block_name(shape), h)));
-    }
+    plugin_common::fill_per_head(*registry.create_initializer(params.plugin("basis_init")), basis,
+                                 "basis", shape);
     basis_ = register_parameter("basis", basis);
   }
 
@@ -68,13 +62,7 @@ class String : public PositionalEncoding {
   // factors are functions of S. I + S is invertible for any skew-symmetric S (its eigenvalues are
   // 1 + i lambda).
   torch::Tensor orthogonal_basis() const {
-    const std::int64_t heads = basis_.size(0);
-    const torch::Tensor entry =
-        torch::triu_indices(head_dim_, head_dim_, 1, basis_.options().dtype(torch::kLong));
-    torch::Tensor upper = torch::zeros({heads, head_dim_ * head_dim_}, basis_.options());
-    upper = upper.index_add(-1, entry[0] * head_dim_ + entry[1], basis_)
-                .unflatten(-1, {head_dim_, head_dim_});
-    const torch::Tensor skew = upper - upper.transpose(-2, -1);
+    const torch::Tensor skew = plugin_common::skew_from_upper(basis_, head_dim_);
     const torch::Tensor identity = torch::eye(head_dim_, basis_.options()).expand_as(skew);
     return torch::linalg_solve(identity + skew, identity - skew, /*left=*/true);
   }

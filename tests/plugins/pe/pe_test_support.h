@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "pelab/base/error.h"
 #include "pelab/model/transformer_encoder.h"
 #include "pelab/plugins/registry.h"
 
@@ -88,6 +89,18 @@ inline void expect_rotary_gradients_match_finite_differences(
           << name << " entry " << j;
     }
   }
+}
+
+// The message of the pelab::Error that building `spec` for this layout and shape raises, or
+// "accepted" when it builds.
+inline std::string refusal(Registry& registry, const PluginSpec& spec, const Layout& layout,
+                           std::int64_t d_model, std::int64_t heads) {
+  try {
+    registry.create_positional_encoding(spec, layout, ModelShape{d_model, heads, 1, 0});
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "accepted";
 }
 
 }  // namespace pelab::test

@@ -165,13 +165,8 @@ TEST_F(LiereTest, TrainsInAModel) {
 
 TEST_F(LiereTest, ShapesItCannotTurnAreRefusedNamingTheKeys) {
   const auto error_of = [&](const PluginSpec& s, const Layout& layout, std::int64_t d_model,
-                            std::int64_t heads) -> std::string {
-    try {
-      make(s, layout, d_model, heads);
-    } catch (const Error& e) {
-      return e.what();
-    }
-    return "accepted";
+                            std::int64_t heads) {
+    return test::refusal(registry_, s, layout, d_model, heads);
   };
   EXPECT_THAT(error_of(spec("index", "liere", 0), Layout::sequence(4), 6, 2),
               HasSubstr("liere: head_dim (3 = d_model 6 / heads 2) must be even"));
