@@ -6,7 +6,20 @@ Five contenders, each skipped (and said so) when it is not there:
   pelab current   pelab_training_benchmark of --current-build (`make build-current-torch`)
   PyTorch 1.13    the same architecture in PyTorch eager (pytorch_reference.py), --python
   PyTorch current the same in the current PyTorch, eager, --current-python
-  compile         the same in the current PyTorch under torch.compile (inductor, CPU)
+  compile         the same in the current PyTorch under torch.compile (inductor, CPU): the
+                  fastest of the variants a user would try, named in the table:
+                    model     torch.compile(model), the default mode
+                    step      the model and AdamW's step compiled (the whole training step)
+                    autotune  torch.compile(model, mode="max-autotune-no-cudagraphs")
+
+Inductor's vector kernels: its CPU backend checks which vector ISA it may use by building and
+loading a probe library that calls libtorch_cpu's Sleef functions; the library is not linked with
+libtorch, so the probe loads only where libtorch's symbols are global. A wheel imported the usual
+way (RTLD_LOCAL) fails it (`undefined symbol: Sleef_expf16_u10`), inductor picks INVALID_VEC_ISA
+and compiles scalar C++: not what torch.compile is. The compile workers therefore import torch
+with TORCH_USE_RTLD_GLOBAL=1 (torch's own switch for loading libtorch with RTLD_GLOBAL), print
+the ISA inductor picked, and a compile variant measured with INVALID_VEC_ISA is left out of the
+table, saying why, unless --allow-scalar-compile.
 
 For each workload (benchmarks/workloads/), precision (fp32; bf16: the forward pass under bfloat16
 autocast in all five) and thread count, it interleaves --rounds rounds of the five, so that the
@@ -32,6 +45,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CONTENDERS = ["pelab 1.13", "pelab current", "PyTorch 1.13", "PyTorch current", "compile"]
+COMPILE_VARIANTS = {"model": "compile", "step": "compile-step", "autotune": "compile-autotune"}
 
 
 # --- the worker: one PyTorch contender, run by its own Python ---------------------------------------
@@ -50,7 +64,16 @@ def worker(args):
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
     inputs = torch.randn(workload["batch"], workload["tokens"], workload["input_size"])
     targets = torch.randint(0, workload["num_classes"], (workload["batch"],))
-    forward = torch.compile(model) if args.worker == "compile" else model
+    if args.worker == "compile-autotune":
+        forward = torch.compile(model, mode="max-autotune-no-cudagraphs")
+    elif args.worker.startswith("compile"):
+        forward = torch.compile(model)
+    else:
+        forward = model
+    optimizer_step = optimizer.step
+    if args.worker == "compile-step":
+        # The recipe of PyTorch's "Compiling the optimizer" tutorial: one fused graph for AdamW.
+        optimizer_step = torch.compile(optimizer.step, fullgraph=False)
     bf16 = args.precision == "bf16"
 
     def step():
@@ -59,7 +82,7 @@ def worker(args):
             output = forward(inputs)
         loss = F.nll_loss(output.float(), targets)
         loss.backward()
-        optimizer.step()
+        optimizer_step()
 
     start = time.perf_counter()
     for _ in range(3):  # warm-up; torch.compile compiles here
@@ -73,8 +96,12 @@ def worker(args):
             shape_a, shape_b = (gemm["batch"],) + shape_a, (gemm["batch"],) + shape_b
         operands.append((torch.randn(shape_a, dtype=dtype), torch.randn(shape_b, dtype=dtype),
                          gemm["repeat"]))
-    print(json.dumps({"torch": torch.__version__, "blas": blas_library(),
-                      "warm_up_s": warm_up}), flush=True)
+    vec_isa = None
+    if args.worker.startswith("compile"):
+        from torch._inductor import cpu_vec_isa
+        vec_isa = str(cpu_vec_isa.pick_vec_isa()) or "INVALID_VEC_ISA"
+    print(json.dumps({"torch": torch.__version__, "blas": blas_library(), "warm_up_s": warm_up,
+                      "vec_isa": vec_isa}), flush=True)
     for line in sys.stdin:
         what, count = line.split()
         count = int(count)
@@ -108,10 +135,19 @@ class Worker:
     """A running worker process: one PyTorch contender for one workload, precision and thread
     count."""
 
-    def __init__(self, python, mode, gemms_json, threads, precision, openblas_kernel=None):
+    def __init__(self, python, mode, gemms_json, threads, precision, openblas_kernel=None,
+                 rtld_global=None):
         env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
         if openblas_kernel:
             env["OPENBLAS_CORETYPE"] = openblas_kernel
+        if rtld_global is not None:
+            if rtld_global:
+                env["TORCH_USE_RTLD_GLOBAL"] = "1"  # inductor's vector ISA probe (docstring)
+            # Inductor caches the probe's verdict: one cache a loading mode, or a verdict from
+            # one would be applied to kernels loaded by the other.
+            env["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(
+                os.path.dirname(gemms_json),
+                "inductor-rtld-" + ("global" if rtld_global else "local"))
         self.process = subprocess.Popen(
             [python, os.path.abspath(__file__), "--worker", mode, "--gemms-json", gemms_json,
              "--threads", str(threads), "--precision", precision],
@@ -177,13 +213,18 @@ def measure(args, contenders, workload_name, precision, threads):
     with open(gemms_json, "w") as f:
         json.dump(workload, f)
     workers = {}
-    for name, mode in (("PyTorch 1.13", "eager"), ("PyTorch current", "eager"),
-                       ("compile", "compile")):
+    for name, mode in (("PyTorch 1.13", "eager"), ("PyTorch current", "eager")):
         if name in contenders:
             kernel = args.openblas_kernel if name == "PyTorch 1.13" else None
             workers[name] = Worker(contenders[name], mode, gemms_json, threads, precision, kernel)
-    steps = {name: [] for name in contenders}
-    matrix = {name: [] for name in workers if name != "compile"}
+    if "compile" in contenders:
+        for variant in args.compile_variants:
+            workers[f"compile {variant}"] = Worker(
+                contenders["compile"], COMPILE_VARIANTS[variant], gemms_json, threads, precision,
+                rtld_global=not args.compile_rtld_local)
+    steps = {name: [] for name in contenders if name != "compile"}
+    steps.update({name: [] for name in workers})
+    matrix = {name: [] for name in workers if not name.startswith("compile")}
     try:
         for round_index in range(args.rounds):
             for name in ("pelab 1.13", "pelab current"):
@@ -204,10 +245,26 @@ def measure(args, contenders, workload_name, precision, threads):
     finally:
         for w in workers.values():
             w.close()
+    # The compile column: the fastest variant whose kernels are vectorised (or any, if asked).
+    compile_notes = {}
+    eligible = []
+    for name, w in workers.items():
+        if not name.startswith("compile"):
+            continue
+        isa = w.info.get("vec_isa") or "INVALID_VEC_ISA"
+        if isa == "INVALID_VEC_ISA" and not args.allow_scalar_compile:
+            compile_notes[name] = ("left out: inductor picked INVALID_VEC_ISA (scalar C++ kernels, "
+                                   "not torch.compile as a user gets it; see --help)")
+        else:
+            eligible.append(name)
+    fastest = max(eligible, key=lambda n: statistics.median(steps[n]), default=None)
+    if fastest:
+        steps["compile"] = steps[fastest]
     row = {"workload": workload_name, "precision": precision, "threads": threads,
            "pytorch_1_13_openblas_kernel": args.openblas_kernel or "OpenBLAS's own choice",
            "flops_per_step": workload["flops_per_step"],
-           "torch": {name: w.info for name, w in workers.items()}}
+           "torch": {name: w.info for name, w in workers.items()},
+           "compile_variant": fastest, "compile_notes": compile_notes}
     row["steps_per_s"] = {name: statistics.median(v) for name, v in steps.items()}
     row["matrix_gflop_per_s"] = {name: statistics.median(v) for name, v in matrix.items()}
 
@@ -219,6 +276,7 @@ def measure(args, contenders, workload_name, precision, threads):
     row["ratios"] = {"pelab 1.13 / PyTorch 1.13": ratio("pelab 1.13", "PyTorch 1.13"),
                      "pelab current / PyTorch current": ratio("pelab current", "PyTorch current"),
                      "pelab current / compile": ratio("pelab current", "compile"),
+                     "pelab 1.13 / compile": ratio("pelab 1.13", "compile"),
                      "pelab current / pelab 1.13": ratio("pelab current", "pelab 1.13")}
     for pelab, torch_name in (("pelab 1.13", "PyTorch 1.13"), ("pelab current", "PyTorch current")):
         if pelab in steps and torch_name in matrix:
@@ -234,12 +292,23 @@ def cell(value, form):
 
 def print_tables(rows):
     print()
-    print("| workload | precision | threads | " + " | ".join(CONTENDERS) + " |")
-    print("|---|---|---:|" + "---:|" * len(CONTENDERS))
+    print("| workload | precision | threads | " + " | ".join(CONTENDERS) + " | compile variant |")
+    print("|---|---|---:|" + "---:|" * len(CONTENDERS) + "---|")
     for r in rows:
         print(f"| {r['workload']} | {r['precision']} | {r['threads']} | " + " | ".join(
-            cell(r["steps_per_s"].get(name), "{:.3f}") for name in CONTENDERS) + " |")
-    print("(steps/s, medians of the interleaved rounds)")
+            cell(r["steps_per_s"].get(name), "{:.3f}") for name in CONTENDERS) +
+            f" | {r['compile_variant'] or '-'} |")
+    print("(steps/s, medians of the interleaved rounds; compile: the fastest variant with "
+          "vectorised kernels)")
+    variants = [f"compile {v}" for v in COMPILE_VARIANTS]
+    if any(v in r["steps_per_s"] for r in rows for v in variants):
+        print()
+        print("| workload | precision | threads | " + " | ".join(variants) + " |")
+        print("|---|---|---:|" + "---:|" * len(variants))
+        for r in rows:
+            print(f"| {r['workload']} | {r['precision']} | {r['threads']} | " + " | ".join(
+                cell(r["steps_per_s"].get(v), "{:.3f}") for v in variants) + " |")
+        print("(steps/s of each torch.compile variant, medians)")
     names = list(rows[0]["ratios"]) if rows else []
     print()
     print("| workload | precision | threads | " + " | ".join(names) +
@@ -258,7 +327,8 @@ def print_tables(rows):
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--worker", choices=["eager", "compile"], help=argparse.SUPPRESS)
+    parser.add_argument("--worker", choices=["eager"] + list(COMPILE_VARIANTS.values()),
+                        help=argparse.SUPPRESS)
     parser.add_argument("--gemms-json", help=argparse.SUPPRESS)
     parser.add_argument("--precision", default="fp32", help=argparse.SUPPRESS)
     parser.add_argument("--build", default="build", help="pelab on Debian's LibTorch 1.13")
@@ -270,6 +340,17 @@ def main():
                         help="a Python with the current PyTorch (default: the venv of "
                              "--current-build)")
     parser.add_argument("--no-compile", action="store_true", help="leave out torch.compile")
+    parser.add_argument("--compile-variants", nargs="+", default=list(COMPILE_VARIANTS),
+                        choices=list(COMPILE_VARIANTS),
+                        help="the torch.compile variants to run (the compile column is the "
+                             "fastest): model, step, autotune")
+    parser.add_argument("--compile-rtld-local", action="store_true",
+                        help="import torch in the compile workers as a plain `import torch` does "
+                             "(RTLD_LOCAL): on hosts where inductor's vector ISA probe then fails, "
+                             "shows the scalar kernels")
+    parser.add_argument("--allow-scalar-compile", action="store_true",
+                        help="keep a compile variant whose inductor picked INVALID_VEC_ISA (scalar "
+                             "kernels) in the table")
     parser.add_argument("--python-blas-kernel", choices=["pelab", "as-is"], default="pelab",
                         help="PyTorch 1.13's OpenBLAS kernel: the one pelab 1.13 uses (where "
                              "OpenBLAS falls back to a generic kernel, pelab chooses a better one "
@@ -308,7 +389,11 @@ def main():
             for threads in args.threads:
                 rows.append(measure(args, contenders, workload, precision, threads))
     for name, info in rows[0]["torch"].items():
-        print(f"{name}: torch {info['torch']}, BLAS {info['blas']}")
+        isa = f", inductor vector ISA {info['vec_isa']}" if info.get("vec_isa") else ""
+        print(f"{name}: torch {info['torch']}, BLAS {info['blas']}{isa}")
+    for r in rows:
+        for name, note in r["compile_notes"].items():
+            print(f"{r['workload']} {r['precision']} threads {r['threads']}: {name} {note}")
     print_tables(rows)
     if args.json:
         with open(args.json, "w") as f:

@@ -231,18 +231,30 @@ class Resolver {
   // A value that this configuration will not read is refused where it is written: left alone it
   // would be silently ignored (the brain task's centroids with source = "nifti" and no atlas).
   // Its default, as a run's config.toml writes every key, is always accepted.
+  // A nested plugin (rope_mixed's positions_init) is at its default when it resolves to what an
+  // absent table does: the default plugin with every parameter at its own default.
   void check_used(const Params& params, const std::string& path, const ParamSchema& schema,
                   const std::string& what) const {
     for (const ParamSpec& spec : schema.specs()) {
-      if (!spec.applies || spec.type == ParamType::kPlugin) continue;
-      const toml::node* value = node_at(child_path(path, spec.name));
-      if (value == nullptr || params.value(spec.name) == spec.default_value || spec.applies(params))
+      if (!spec.applies || spec.applies(params)) continue;
+      const std::string full = child_path(path, spec.name);
+      const toml::node* value = node_at(full);
+      SourceLocation where = value ? location_of(*value, full) : SourceLocation{};
+      if (spec.type == ParamType::kPlugin) {
+        const auto& fallback = std::get<std::shared_ptr<const PluginSpec>>(spec.default_value);
+        const auto unset = std::make_shared<const PluginSpec>(
+            registry_.default_spec(spec.plugin_kind, fallback->name));
+        if (format_value(params.value(spec.name)) == format_value(unset)) continue;
+        // Set only by an override of one of its keys (--set pe.positions_init.std=0.2).
+        for (const auto& [key, ignored] : params.plugin(spec.name).params.values())
+          if (!where.known()) where = params.plugin(spec.name).params.location(key);
+      } else if (value == nullptr || params.value(spec.name) == spec.default_value) {
         continue;
+      }
       throw Error(fmt::format(
           "{}'{}' in {} is set ({}) but this configuration does not use it: it is read only when "
           "{}. Remove it, or change the keys it depends on",
-          prefix(location_of(*value, child_path(path, spec.name))), spec.name, what,
-          format_value(params.value(spec.name)), spec.used_when));
+          prefix(where), spec.name, what, format_value(params.value(spec.name)), spec.used_when));
     }
   }
 

@@ -283,6 +283,30 @@ TEST_F(ManifestTest, NestedPluginLeftOutUsesTheDeclaredDefault) {
   EXPECT_DOUBLE_EQ(init.params.real("std"), 1.0);
 }
 
+// A nested plugin that the PE will not read (rope_mixed's positions_init unless positions =
+// "learned") is refused where it is written, as a scalar key is; spelt out at its default, as a
+// run's config.toml writes it, it passes.
+TEST_F(ManifestTest, ANestedPluginTheConfigurationDoesNotReadIsRefused) {
+  const auto rope_mixed = [&](const std::string& keys) {
+    return edit(kBase, "plugin = \"learned\"\n" + kInitLine, "plugin = \"rope_mixed\"\n" + keys);
+  };
+  EXPECT_THAT(error_of(rope_mixed("positions_init = { plugin = \"normal\", std = 0.2 }\n")),
+              HasSubstr("unit.toml:17:18: 'positions_init' in [pe] (the positional encoding "
+                        "plugin 'rope_mixed') is set ({ plugin = \"normal\", mean = 0.0, std = 0.2 "
+                        "}) but this configuration does not use it: it is read only when "
+                        "positions = \"learned\""));
+  EXPECT_THAT(error_of(rope_mixed("positions_init = \"uniform\"\n")),
+              HasSubstr("'positions_init' in [pe]"));
+  EXPECT_THAT(error_of(rope_mixed(""), {"pe.positions_init.std=0.2"}),
+              HasSubstr("is read only when positions = \"learned\""));
+  // Read, or at its default: accepted.
+  EXPECT_NO_THROW(parse(rope_mixed(
+      "positions = \"learned\"\npositions_init = { plugin = \"normal\", std = 0.2 }\n")));
+  EXPECT_NO_THROW(
+      parse(rope_mixed("positions_init = { plugin = \"normal\", std = 1.0, mean = 0.0 }\n")));
+  EXPECT_NO_THROW(parse(rope_mixed("positions_init = \"normal\"\n")));
+}
+
 TEST_F(ManifestTest, NestedPluginOfTheWrongShape) {
   const std::string message = error_of(edit(kBase, kInitLine, "init = 3\n"));
   EXPECT_THAT(message, StartsWith("unit.toml:17:8: [pe.init] must give the initializer plugin"));

@@ -82,7 +82,8 @@ struct PELAB_API ParamSpec {
 
   /// Declares the parameter read only when `applies(params)` holds, described by `condition`: a
   /// manifest that sets it to anything but its default where it does not hold is refused, as an
-  /// unknown key is, since the value would be silently ignored. Not for plugin parameters.
+  /// unknown key is, since the value would be silently ignored. A plugin parameter is at its
+  /// default when it names the default plugin with every parameter at its own default.
   ParamSpec& used_only_when(std::string condition, std::function<bool(const Params&)> applies_to) {
     used_when = std::move(condition);
     applies = std::move(applies_to);
