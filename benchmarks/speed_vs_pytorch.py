@@ -64,6 +64,9 @@ def worker(args):
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
     inputs = torch.randn(workload["batch"], workload["tokens"], workload["input_size"])
     targets = torch.randint(0, workload["num_classes"], (workload["batch"],))
+    if args.worker.startswith("compile") and args.kernel_profile:
+        import torch._inductor.config
+        torch._inductor.config.cpp.enable_kernel_profile = True  # each fused kernel in a trace
     if args.worker == "compile-autotune":
         forward = torch.compile(model, mode="max-autotune-no-cudagraphs")
     elif args.worker.startswith("compile"):
@@ -103,10 +106,17 @@ def worker(args):
     print(json.dumps({"torch": torch.__version__, "blas": blas_library(), "warm_up_s": warm_up,
                       "vec_isa": vec_isa}), flush=True)
     for line in sys.stdin:
-        what, count = line.split()
+        what, count, *path = line.split()
         count = int(count)
         start = time.perf_counter()
-        if what == "steps":
+        if what == "profile":  # a Chrome trace of `count` steps, as pelab's --profile writes
+            from torch.profiler import profile, ProfilerActivity
+            with profile(activities=[ProfilerActivity.CPU]) as recording:
+                for _ in range(count):
+                    step()
+            recording.export_chrome_trace(path[0])
+            rate = 0.0
+        elif what == "steps":
             for _ in range(count):
                 step()
             rate = count / (time.perf_counter() - start)
@@ -136,7 +146,7 @@ class Worker:
     count."""
 
     def __init__(self, python, mode, gemms_json, threads, precision, openblas_kernel=None,
-                 rtld_global=None):
+                 rtld_global=None, kernel_profile=False):
         env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
         if openblas_kernel:
             env["OPENBLAS_CORETYPE"] = openblas_kernel
@@ -150,15 +160,16 @@ class Worker:
                 "inductor-rtld-" + ("global" if rtld_global else "local"))
         self.process = subprocess.Popen(
             [python, os.path.abspath(__file__), "--worker", mode, "--gemms-json", gemms_json,
-             "--threads", str(threads), "--precision", precision],
+             "--threads", str(threads), "--precision", precision] +
+            (["--kernel-profile"] if kernel_profile else []),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
         line = self.process.stdout.readline()
         if not line:
             raise RuntimeError(f"the {mode} worker of {python} exited before it was ready")
         self.info = json.loads(line)
 
-    def time(self, what, count):
-        self.process.stdin.write(f"{what} {count}\n")
+    def time(self, what, count, path=""):
+        self.process.stdin.write(f"{what} {count} {path}\n")
         self.process.stdin.flush()
         return float(self.process.stdout.readline())
 
@@ -221,7 +232,7 @@ def measure(args, contenders, workload_name, precision, threads):
         for variant in args.compile_variants:
             workers[f"compile {variant}"] = Worker(
                 contenders["compile"], COMPILE_VARIANTS[variant], gemms_json, threads, precision,
-                rtld_global=not args.compile_rtld_local)
+                rtld_global=not args.compile_rtld_local, kernel_profile=bool(args.profile_dir))
     steps = {name: [] for name in contenders if name != "compile"}
     steps.update({name: [] for name in workers})
     matrix = {name: [] for name in workers if not name.startswith("compile")}
@@ -242,6 +253,8 @@ def measure(args, contenders, workload_name, precision, threads):
             print(f"  {pelab_workload} threads {threads} round {round_index + 1}: " + ", ".join(
                 f"{name} {values[-1]:.3f}" for name, values in steps.items()) + " steps/s",
                 flush=True)
+        if args.profile_dir:
+            write_profiles(args, contenders, workers, pelab_workload, threads)
     finally:
         for w in workers.values():
             w.close()
@@ -284,6 +297,25 @@ def measure(args, contenders, workload_name, precision, threads):
                 s * workload["flops_per_step"] / 1e9 / m
                 for s, m in zip(steps[pelab], matrix[torch_name]))
     return row
+
+
+def write_profiles(args, contenders, workers, pelab_workload, threads):
+    """A Chrome trace of 5 steps of every contender, <profile-dir>/<workload>-t<threads>-<name>.json
+    (benchmarks/profile_summary.py reads each)."""
+    os.makedirs(args.profile_dir, exist_ok=True)
+
+    def path_of(name):
+        return os.path.abspath(os.path.join(
+            args.profile_dir, f"{pelab_workload}-t{threads}-{name.replace(' ', '-')}.json"))
+
+    for name in ("pelab 1.13", "pelab current"):
+        if name in contenders:
+            subprocess.run([contenders[name], f"--threads={threads}",
+                            f"--profile={pelab_workload}:{path_of(name)}"], check=True,
+                           capture_output=True, env=dict(os.environ, OMP_NUM_THREADS=str(threads)))
+    for name, w in workers.items():
+        w.time("profile", 5, path_of(name))
+    print(f"  profiles: {args.profile_dir}/{pelab_workload}-t{threads}-*.json", flush=True)
 
 
 def cell(value, form):
@@ -364,6 +396,10 @@ def main():
     parser.add_argument("--min-time", default="2", help="seconds each contender runs per round")
     parser.add_argument("--scratch", default="/tmp", help="where the workloads' GEMM lists go")
     parser.add_argument("--json", help="also write the results here")
+    parser.add_argument("--profile-dir",
+                        help="after the rounds, write a Chrome trace of 5 steps of every "
+                             "contender here (inductor's kernels named: enable_kernel_profile)")
+    parser.add_argument("--kernel-profile", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         args.threads = args.threads[0]
@@ -388,6 +424,9 @@ def main():
         for precision in args.precisions:
             for threads in args.threads:
                 rows.append(measure(args, contenders, workload, precision, threads))
+                if args.json:  # after every row: a failure later keeps what was measured
+                    with open(args.json, "w") as f:
+                        json.dump(rows, f, indent=2)
     for name, info in rows[0]["torch"].items():
         isa = f", inductor vector ISA {info['vec_isa']}" if info.get("vec_isa") else ""
         print(f"{name}: torch {info['torch']}, BLAS {info['blas']}{isa}")

@@ -21,7 +21,12 @@ class MarkerPositionTask : public Task {
   Layout layout() const override { return Layout::sequence(tokens_, /*visible=*/true); }
   std::int64_t input_size() const override { return 2; }
   Objective objective() const override { return Objective::classification(tokens_); }
-  std::vector<std::string> splits() const override { return {"train", "test"}; }
+  // Without test samples (a benchmark's workload) there is no test split to evaluate: every split
+  // a task declares must hold samples.
+  std::vector<std::string> splits() const override {
+    if (test_samples_ == 0) return {"train"};
+    return {"train", "test"};
+  }
 
   Dataset load(const std::string& split) override {
     // Each split has its own stream, independent of the run's seed, so every run of a sweep
@@ -56,7 +61,7 @@ class MarkerPositionTask : public Task {
 void declare(ParamSchema& schema) {
   schema.integer("tokens", 8, "Sequence length (and number of classes).").in_range(2, 4096);
   schema.integer("train_samples", 512, "Training samples.").at_least(1);
-  schema.integer("test_samples", 256, "Test samples.").at_least(0);
+  schema.integer("test_samples", 256, "Test samples; 0: no test split.").at_least(0);
   schema.integer("data_seed", 0, "Seed of the data (independent of the run's seed).");
 }
 

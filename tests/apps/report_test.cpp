@@ -189,8 +189,10 @@ TEST_F(ReportFolder, WithoutGnuplotTheScriptsAreWritten) {
   EXPECT_FALSE(fs::exists(dir_ / "exp/figures/accuracy.png"));
   const std::string script = test::slurp(dir_ / "exp/figures/accuracy.gp");
   EXPECT_THAT(script, HasSubstr("set terminal pngcairo"));
-  // Test accuracy (%), one line per series (group "all"): scale mean sem.
-  EXPECT_THAT(script, HasSubstr("\n0.2 85 5\n2 50 10\n"));
+  // Test accuracy (%), one line per series (group "all"): scale, mean and its 95% bootstrap CI
+  // (two seeds: the CI runs from one to the other).
+  EXPECT_THAT(script, HasSubstr("\n0.2 85 80 90\n2 50 40 60\n"));
+  EXPECT_THAT(script, HasSubstr("using 1:2:3:4 with yerrorlines"));
   EXPECT_THAT(script, Not(HasSubstr("first")));
   // A percentage axis stops at 100: test accuracy spans 40 (50 - 10) to 90 (85 + 5), plus 8%.
   EXPECT_THAT(script, HasSubstr("set title 'test'\nset ylabel 'accuracy (%)'\n"));
@@ -207,7 +209,7 @@ TEST_F(ReportFolder, WithoutGnuplotTheScriptsAreWritten) {
   EXPECT_EQ(percent_panels, 2);  // train and test
   // Per group: the lines shifted sideways by 1.4%, one of two lines (all, first).
   const std::string groups = test::slurp(dir_ / "exp/figures/accuracy-groups.gp");
-  EXPECT_THAT(groups, ContainsRegex("\n0\\.197[0-9]* 85 5\n1\\.97[0-9]* 50 10\n"));
+  EXPECT_THAT(groups, ContainsRegex("\n0\\.197[0-9]* 85 80 90\n1\\.97[0-9]* 50 40 60\n"));
   EXPECT_THAT(groups, HasSubstr("learned, normal std: first"));
   const std::string md = test::slurp(dir_ / "exp/report.md");
   EXPECT_THAT(md, HasSubstr("gnuplot was not found"));
@@ -352,6 +354,54 @@ TEST_F(ReportFolder, TheInitScaleIsTheParameterTheSchemaMarks) {
   EXPECT_TRUE(experiment.warnings.empty());
   // Without the plugins' schemas there is no scale to read.
   EXPECT_FALSE(report::collect(dir_ / "exp").points[0].init_scale.has_value());
+}
+
+// A PE with several marked scales (liere: its positions' and its generators') forms its series
+// over the one the sweep varies, though the positions' comes first in its schema.
+TEST_F(ReportFolder, TheInitScaleIsTheOneTheSweepVaries) {
+  const auto liere = [](double generators_std) {
+    return fmt::format(
+        "[pe]\nplugin = \"liere\"\npositions = \"learned\"\nblock_size = 2\n"
+        "positions_init = {{ plugin = \"normal\", std = 0.2, mean = 0.0 }}\ngenerators = "
+        "\"init\"\ngenerators_init = {{ plugin = \"normal\", std = {}, mean = 0.0 }}\n",
+        format_number(generators_std));
+  };
+  for (double std : {0.05, 2.0}) {
+    for (int seed : {1, 2})
+      write_run(fmt::format("pe.generators_init.std={}", format_number(std)), seed, liere(std),
+                0.5, 0.5, 0.5, "gen");
+  }
+  const report::Experiment experiment = report::collect(dir_ / "gen", &registry_);
+  ASSERT_EQ(experiment.points.size(), 2u);
+  EXPECT_EQ(experiment.points[0].scale_key, "pe.generators_init.std");
+  EXPECT_EQ(experiment.points[0].init_scale, 0.05);
+  EXPECT_EQ(experiment.points[1].init_scale, 2.0);
+  EXPECT_EQ(experiment.points[0].series, "liere, generators_init normal std");
+  EXPECT_EQ(experiment.points[0].label, "liere, generators_init normal std=0.05");
+  // Neither varies: the first marked, as before.
+  write_run("one", 1, liere(1.0), 0.5, 0.5, 0.5, "fixed");
+  EXPECT_EQ(report::collect(dir_ / "fixed", &registry_).points[0].scale_key,
+            "pe.positions_init.std");
+}
+
+// A point without a scale far off the curves (NoPE's accuracy far below the learned PEs') is
+// named off scale and marked by an arrow, and the axis stays the curves'.
+TEST_F(ReportFolder, ALineFarOffTheCurvesIsMarkedOffScale) {
+  write_run("pe.init.std=0.2", 1, learned(0.2), 1.0, 0.80, 0.5, "off");
+  write_run("pe.init.std=0.2", 2, learned(0.2), 1.0, 0.81, 0.5, "off");
+  write_run("pe.init.std=2", 1, learned(2.0), 1.0, 0.78, 0.5, "off");
+  write_run("pe.init.std=2", 2, learned(2.0), 1.0, 0.79, 0.5, "off");
+  write_run("pe=none", 1, "[pe]\nplugin = \"none\"\n", 1.0, 0.30, 0.5, "off");
+  report::ReportOptions options;
+  options.gnuplot = "/nonexistent/gnuplot";
+  report::write_report(dir_ / "off", &registry_, options);
+  const std::string script = test::slurp(dir_ / "off/figures/accuracy.gp");
+  EXPECT_THAT(script, HasSubstr("none (30 [30, 30], off scale below)"));
+  EXPECT_THAT(script, HasSubstr("set arrow 100 from graph 0.03, graph 0.14 to graph 0.03, graph "
+                                "0.01"));
+  // The test panel's axis: the curves' 78 to 81, not down to 30.
+  EXPECT_THAT(script, ContainsRegex("set title 'test'\n(.*\n)*set yrange \\[7[0-9.]*:"));
+  EXPECT_THAT(script, HasSubstr("unset arrow\n"));
 }
 
 // Keys that split a series are named in its labels, numbers as they were written.
@@ -640,8 +690,8 @@ TEST_F(ReportFolder, SeveralExperimentsSideBySide) {
   // One line per experiment's series in the figure (shifted sideways apart): the two std=0.2
   // points are not joined.
   const std::string script = test::slurp(dir_ / "both/report/figures/accuracy.gp");
-  EXPECT_THAT(script, ContainsRegex("\n0\\.197[0-9]* 85 5\n1\\.97[0-9]* 50 10\nEOD\n"));
-  EXPECT_THAT(script, ContainsRegex("\n0\\.20[0-9]* 60 10\nEOD\n"));
+  EXPECT_THAT(script, ContainsRegex("\n0\\.197[0-9]* 85 80 90\n1\\.97[0-9]* 50 40 60\nEOD\n"));
+  EXPECT_THAT(script, ContainsRegex("\n0\\.20[0-9]* 60 50 70\nEOD\n"));
   EXPECT_THAT(script, HasSubstr("title 'other: learned, normal std'"));
   EXPECT_FALSE(fs::exists(dir_ / "exp/report.md"));  // the runs' folders are only read
   EXPECT_FALSE(fs::exists(dir_ / "other/results.csv"));

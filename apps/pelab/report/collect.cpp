@@ -57,20 +57,25 @@ struct PEDescription {
   std::string base;  // "learned, normal std" or "sinusoidal_nd"
   std::optional<double> scale;
   std::string scale_key;
-  std::map<std::string, std::string> entries;  // the whole config, flattened
-  std::vector<std::string> probes;             // as the run names their outputs, in order
-  std::string task;                            // the task plugin
+  /// Every parameter that a schema marks as an init scale, the PE's own and its nested plugins',
+  /// in schema order ({"pe.positions_init.std", 0.2}, {"pe.generators_init.std", 2.0}): the
+  /// report takes the one its points vary (name_series).
+  std::vector<std::pair<std::string, double>> scale_candidates;
+  std::vector<std::pair<std::string, std::string>> nested;  // {"init", "normal"}
+  std::map<std::string, std::string> entries;               // the whole config, flattened
+  std::vector<std::string> probes;  // as the run names their outputs, in order
+  std::string task;                 // the task plugin
 };
 
-// The parameter of the plugin table at `prefix` of a run's configuration that its schema marks as
-// the init scale, as {its dotted key, value}; nested plugin parameters (a PE's initializer) are
-// searched too. A plugin that is not on the plugin path adds a warning and marks nothing.
-std::optional<std::pair<std::string, double>> marked_scale(const StoredConfig& config,
-                                                           const std::string& prefix,
-                                                           PluginKind kind, Registry& registry,
-                                                           std::set<std::string>& warnings) {
+// Every parameter of the plugin table at `prefix` of a run's configuration that its schema marks
+// as the init scale, as {its dotted key, value}, nested plugin parameters (a PE's initializers)
+// included, in schema order. A plugin that is not on the plugin path adds a warning and marks
+// nothing.
+void marked_scales(const StoredConfig& config, const std::string& prefix, PluginKind kind,
+                   Registry& registry, std::set<std::string>& warnings,
+                   std::vector<std::pair<std::string, double>>& out) {
   const auto name = config.shown(prefix + ".plugin");
-  if (!name) return std::nullopt;
+  if (!name) return;
   const ParamSchema* schema = nullptr;
   try {
     schema = &registry.schema(kind, *name);
@@ -79,20 +84,17 @@ std::optional<std::pair<std::string, double>> marked_scale(const StoredConfig& c
         fmt::format("the {} plugin '{}' could not be loaded, so its init scale (if it "
                     "has one) forms no series: {}",
                     to_string(kind), *name, e.what()));
-    return std::nullopt;
+    return;
   }
   // A run's stored configuration is resolved: the marked parameter is spelt out, defaults included.
   if (const ParamSpec* spec = schema->init_scale()) {
     const std::string key = prefix + "." + spec->name;
-    if (const auto value = config.number(key)) return std::make_pair(key, *value);
+    if (const auto value = config.number(key)) out.emplace_back(key, *value);
   }
   for (const ParamSpec& spec : schema->specs()) {
-    if (spec.type != ParamType::kPlugin) continue;
-    if (auto found =
-            marked_scale(config, prefix + "." + spec.name, spec.plugin_kind, registry, warnings))
-      return found;
+    if (spec.type == ParamType::kPlugin)
+      marked_scales(config, prefix + "." + spec.name, spec.plugin_kind, registry, warnings, out);
   }
-  return std::nullopt;
 }
 
 // The plugins nested directly in the PE's table, in key order, as {key, plugin}: {"init",
@@ -125,27 +127,34 @@ PEDescription describe_pe(const StoredConfig& config, Registry* registry,
                   [](const auto& entry) { return entry.first.rfind("pe.", 0) == 0; });
   description.base = has_pe ? config.shown("pe.plugin").value_or("?") : "none";
   if (!has_pe) return description;
-  // The series: the PE and its nested plugin ("learned, normal"). Where the PE nests several
-  // (rope_mixed: positions_init, frequencies_init), the one that holds the init scale, by its key
-  // ("rope_mixed, positions_init normal"), or all of them by key when none does.
-  const auto nested = nested_pe_plugins(config);
-  std::optional<std::pair<std::string, double>> scale;
-  if (registry != nullptr)
-    scale = marked_scale(config, "pe", PluginKind::kPositionalEncoding, *registry, warnings);
-  for (const auto& [key, plugin] : nested) {
-    if (nested.size() == 1) {
+  description.nested = nested_pe_plugins(config);
+  if (registry != nullptr) {
+    marked_scales(config, "pe", PluginKind::kPositionalEncoding, *registry, warnings,
+                  description.scale_candidates);
+  }
+  return description;
+}
+
+// Names a point's series once its init scale is chosen (`scale_key`, one of its candidates, or
+// "" for none): the PE and its nested plugin ("learned, normal std"); where the PE nests several
+// (rope_mixed: positions_init, frequencies_init), the one that holds the scale, by its key
+// ("rope_mixed, positions_init normal std"), or all of them by key when none does.
+void name_series(PEDescription& description, const std::string& scale_key) {
+  for (const auto& [key, value] : description.scale_candidates) {
+    if (key != scale_key) continue;
+    description.scale_key = key;
+    description.scale = value;
+  }
+  for (const auto& [key, plugin] : description.nested) {
+    if (description.nested.size() == 1) {
       description.base += ", " + plugin;
-    } else if (!scale || scale->first.rfind("pe." + key + ".", 0) == 0) {
+    } else if (!description.scale || description.scale_key.rfind("pe." + key + ".", 0) == 0) {
       description.base += fmt::format(", {} {}", key, plugin);
     }
   }
-  if (scale) {
-    description.scale_key = scale->first;
-    description.scale = scale->second;
-    // "learned, normal std": the scale's own name closes the series' name.
-    description.base += " " + scale->first.substr(scale->first.rfind('.') + 1);
-  }
-  return description;
+  // "learned, normal std": the scale's own name closes the series' name.
+  if (description.scale)
+    description.base += " " + description.scale_key.substr(description.scale_key.rfind('.') + 1);
 }
 
 // The splits in the order the run's metrics first list them.
@@ -249,6 +258,7 @@ class Collector {
   }
 
   Experiment finish() {
+    choose_scales();
     describe_experiment();
     PELAB_CHECK(!by_point_.empty(), "'{}' holds no finished run:\n  {}", experiment_.dir,
                 fmt::join(experiment_.skipped, "\n  "));
@@ -265,6 +275,35 @@ class Collector {
   }
 
  private:
+  // The init scale of each point: of the parameters its schemas mark, the first that the points
+  // of its experiment with the same marked parameters vary (liere's generators_init.std in a
+  // sweep of it, though positions_init.std comes first), else the first marked one.
+  void choose_scales() {
+    std::map<std::pair<std::string, std::vector<std::string>>, std::vector<std::string>> groups;
+    for (const auto& point : order_) {
+      std::vector<std::string> marked;
+      for (const auto& [key, value] : descriptions_[point].scale_candidates)
+        marked.push_back(key);
+      groups[{experiment_of_point_[point], marked}].push_back(point);
+    }
+    for (const auto& [group, members] : groups) {
+      const std::vector<std::string>& keys = group.second;
+      std::string chosen = keys.empty() ? "" : keys.front();
+      for (const auto& key : keys) {
+        std::set<double> values;
+        for (const auto& point : members)
+          for (const auto& [candidate, value] : descriptions_[point].scale_candidates)
+            if (candidate == key) values.insert(value);
+        if (values.size() > 1) {
+          chosen = key;
+          break;
+        }
+      }
+      for (const auto& point : members)
+        name_series(descriptions_[point], chosen);
+    }
+  }
+
   // The experiment's name, task, warnings and probe order, from its points.
   void describe_experiment() {
     experiment_.name = fmt::format("{}", fmt::join(experiment_names_, " + "));

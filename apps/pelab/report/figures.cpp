@@ -15,6 +15,7 @@
 #include "pelab/io/file_io.h"
 #include "pelab/runs/run_folder.h"
 #include "report.h"
+#include "report/inference.h"
 #include "report/phase_diagram.h"
 
 namespace pelab::report {
@@ -114,15 +115,23 @@ ScaleRange scale_range(const Experiment& experiment) {
   return range;
 }
 
-// The values a panel draws, mean ± SEM, for a y axis that stops where the metric does.
+// The values a panel draws (each mean with its interval), for a y axis that stops where the
+// metric does.
 struct ValueSpan {
   double lowest = std::numeric_limits<double>::infinity();
   double highest = -std::numeric_limits<double>::infinity();
-  void add(double mean, double sem) {
-    if (!std::isfinite(mean)) return;
-    const double bar = std::isfinite(sem) ? sem : 0.0;
-    lowest = std::min(lowest, mean - bar);
-    highest = std::max(highest, mean + bar);
+  void add(double low, double high) {
+    if (std::isfinite(low)) lowest = std::min(lowest, low);
+    if (std::isfinite(high)) highest = std::max(highest, high);
+  }
+  bool empty() const { return !(lowest <= highest); }
+  // Autoscaled, unless a line was left off the axis: then the drawn values' span and a margin of
+  // 8%, as gnuplot's offsets give the autoscaled panels (autoscaling would take the line back in).
+  std::string range(bool fixed) const {
+    if (!fixed || empty()) return "set yrange [*:*]\n";
+    const double width = highest > lowest ? highest - lowest : std::max(std::abs(highest), 1.0);
+    return fmt::format("set yrange [{}:{}]\n", num(lowest - 0.08 * width),
+                       num(highest + 0.08 * width));
   }
   // A percentage never passes 100, nor drops below 0: the axis spans at least 2 points and keeps
   // gnuplot's margin of 8% inside those bounds, with just enough room above 100 for a marker
@@ -166,7 +175,37 @@ std::string scale_axis(const Experiment& experiment) {
 struct PanelPlots {
   std::vector<std::string> plots;
   ValueSpan span;
+  std::string marks;  // gnuplot arrows for lines off the axis, set before the plot
+  int off_scale = 0;
 };
+
+// A point's mean on `key` with the 95% percentile-bootstrap CI of the mean over its seeds (the
+// report's inference, summarise_condition), times `factor`; nullopt where no seed has a value.
+struct Interval {
+  double mean = 0.0, low = 0.0, high = 0.0;
+  std::size_t n = 0;
+};
+std::optional<Interval> interval_of(const Point& point, const std::string& key, double factor) {
+  std::vector<double> values;
+  for (const auto& run : point.runs) {
+    const auto it = run.values.find(key);
+    if (it != run.values.end() && std::isfinite(it->second)) values.push_back(it->second);
+  }
+  if (values.empty()) return std::nullopt;
+  const ConditionSummary summary = summarise_condition(values);
+  return Interval{factor * summary.mean, factor * summary.ci_low, factor * summary.ci_high,
+                  summary.n};
+}
+
+// Each line of a panel gets its own colour and marker, so that series stay apart in greyscale
+// and for readers who do not tell the colours apart.
+std::string line_style(std::size_t index) {
+  static const char* kColours[] = {"#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e",
+                                   "#e6ab02", "#a6761d", "#1f78b4", "#b2182b", "#4d4d4d"};
+  static const int kMarkers[] = {7, 5, 9, 11, 13, 15, 4, 6, 8, 10, 12, 14};
+  return fmt::format("lc rgb '{}' pt {}", kColours[index % std::size(kColours)],
+                     kMarkers[index % std::size(kMarkers)]);
+}
 
 // The series that have an init scale, in the order of their first point.
 std::vector<std::string> scaled_series(const Experiment& experiment) {
@@ -178,7 +217,7 @@ std::vector<std::string> scaled_series(const Experiment& experiment) {
   return series;
 }
 
-// Each line's metric against init scale for every scaled series, with SEM bars.
+// Each line's metric against init scale for every scaled series, with its 95% CI as bars.
 void add_scaled_lines(Script& script, const Experiment& experiment, const std::vector<Line>& lines,
                       double factor, PanelPlots& out) {
   const std::vector<std::string> series = scaled_series(experiment);
@@ -190,51 +229,71 @@ void add_scaled_lines(Script& script, const Experiment& experiment, const std::v
       std::string rows;
       for (const auto& point : experiment.points) {
         if (!point.init_scale || point.series != name) continue;
-        auto it = point.stats.find(line.key);
-        if (it == point.stats.end() || it->second.n == 0) continue;
-        rows += fmt::format("{} {} {}\n", num(range.jitter(*point.init_scale, index, count)),
-                            num(factor * it->second.mean), num(factor * it->second.sem));
-        out.span.add(factor * it->second.mean, factor * it->second.sem);
+        const auto value = interval_of(point, line.key, factor);
+        if (!value) continue;
+        rows += fmt::format("{} {} {} {}\n", num(range.jitter(*point.init_scale, index, count)),
+                            num(value->mean), num(value->low), num(value->high));
+        out.span.add(value->low, value->high);
       }
+      const std::string style = line_style(index);
       ++index;
       if (rows.empty()) continue;
       const std::string block = script.block(rows);
       const std::string line_title = lines.size() > 1 || series.size() > 1
                                          ? (line.title.empty() ? name : name + ": " + line.title)
                                          : name;
-      out.plots.push_back(fmt::format("{} using 1:2:3 with yerrorlines lw 2 pt 7 title {}", block,
-                                      quote(line_title)));
+      out.plots.push_back(fmt::format("{} using 1:2:3:4 with yerrorlines lw 2 {} title {}", block,
+                                      style, quote(line_title)));
     }
   }
 }
 
-// For every point without a scale, a dashed horizontal line (with its SEM in the title).
+// For every point without a scale, a dashed horizontal line with its mean and 95% CI in the
+// title. A line far off the scaled curves (NoPE's error several times the learned PEs' spread)
+// would squash them into a band: it is left off the axis, named in the key as off scale and
+// marked by an arrow at the panel's edge, so the curves keep the axis.
 void add_unscaled_lines(const Experiment& experiment, const std::vector<Line>& lines, double factor,
                         bool unscaled_first_line_only, PanelPlots& out) {
+  const ValueSpan curves = out.span;  // the scaled lines' own span
+  const double width = curves.highest - curves.lowest;
   int dash = 2;
   for (const auto& point : experiment.points) {
     if (point.init_scale) continue;
     for (std::size_t i = 0; i < lines.size(); ++i) {
       if (unscaled_first_line_only && i > 0) break;
-      auto it = point.stats.find(lines[i].key);
-      if (it == point.stats.end() || it->second.n == 0) continue;
+      const auto value = interval_of(point, lines[i].key, factor);
+      if (!value) continue;
+      const bool above = !curves.empty() && width > 0 && value->mean > curves.highest + 2 * width;
+      const bool below = !curves.empty() && width > 0 && value->mean < curves.lowest - 2 * width;
       const std::string line_title =
-          fmt::format("{}{} ({} ± {})", point.label,
+          fmt::format("{}{} ({:.3g} [{:.3g}, {:.3g}]{})", point.label,
                       lines.size() > 1 && !lines[i].title.empty() ? ": " + lines[i].title : "",
-                      fmt::format("{:.3g}", factor * it->second.mean),
-                      fmt::format("{:.2g}", factor * it->second.sem));
-      out.span.add(factor * it->second.mean, 0.0);
+                      value->mean, value->low, value->high,
+                      above   ? ", off scale above"
+                      : below ? ", off scale below"
+                              : "");
       static const char* kColours[] = {"#222222", "#8c510a", "#01665e", "#762a83", "#777777"};
+      const char* colour = kColours[(dash - 2) % 5];
+      if (above || below) {
+        // An arrow at the edge, at this line's own height in the stack of off-scale marks.
+        const double x = 0.03 + 0.05 * static_cast<double>(out.off_scale);
+        out.marks += fmt::format(
+            "set arrow {} from graph {}, graph {} to graph {}, graph {} lw 2 lc rgb '{}' dt {}\n",
+            100 + out.off_scale, num(x), above ? "0.86" : "0.14", num(x), above ? "0.99" : "0.01",
+            colour, dash);
+        ++out.off_scale;
+      } else {
+        out.span.add(value->mean, value->mean);
+      }
       out.plots.push_back(fmt::format("{} with lines dt {} lw 2 lc rgb '{}' title {}",
-                                      num(factor * it->second.mean), dash, kColours[(dash - 2) % 5],
-                                      quote(line_title)));
+                                      num(value->mean), dash, colour, quote(line_title)));
     }
     ++dash;
   }
 }
 
 // Without any scaled point: the points are categories on the x axis, each line's metric with
-// SEM bars.
+// its 95% CI as bars.
 void add_categorical_lines(Script& script, const Experiment& experiment,
                            const std::vector<Line>& lines, double factor, PanelPlots& out) {
   // The points' labels are the tics: slanted, so that long labels side by side stay legible.
@@ -245,17 +304,17 @@ void add_categorical_lines(Script& script, const Experiment& experiment,
     std::string rows;
     for (std::size_t p = 0; p < experiment.points.size(); ++p) {
       const Point& point = experiment.points[p];
-      auto it = point.stats.find(lines[i].key);
-      if (it == point.stats.end() || it->second.n == 0) continue;
-      rows += fmt::format("{} {} {} \"{}\"\n", p, num(factor * it->second.mean),
-                          num(factor * it->second.sem), point.label);
-      out.span.add(factor * it->second.mean, factor * it->second.sem);
+      const auto value = interval_of(point, lines[i].key, factor);
+      if (!value) continue;
+      rows += fmt::format("{} {} {} {} \"{}\"\n", p, num(value->mean), num(value->low),
+                          num(value->high), point.label);
+      out.span.add(value->low, value->high);
     }
     if (rows.empty()) continue;
     const std::string block = script.block(rows);
-    out.plots.push_back(fmt::format("{} using 1:2:3:xtic(4) with yerrorbars lw 2 pt 7 title {}",
-                                    block,
-                                    quote(lines[i].title.empty() ? "mean ± SEM" : lines[i].title)));
+    out.plots.push_back(fmt::format(
+        "{} using 1:2:3:4:xtic(5) with yerrorbars lw 2 {} title {}", block, line_style(i),
+        quote(lines[i].title.empty() ? "mean, 95% CI" : lines[i].title)));
   }
 }
 
@@ -275,8 +334,8 @@ const char* const kEmptyPanel =
     "set xrange [0:1]\nset yrange [0:1]\nset label 1 'no data' at graph 0.5,0.5 center\n"
     "plot 2 notitle\nunset label 1\nset autoscale x\nset autoscale y\n";
 
-// One panel: each line's metric against init scale for every scaled series (SEM bars), and for
-// every point without a scale a dashed horizontal line (with its SEM in the title). Without any
+// One panel: each line's metric against init scale for every scaled series (95% CI bars), and
+// for every point without a scale a dashed horizontal line (its CI in the title). Without any
 // scaled point, the points are categories on the x axis.
 void scale_panel(Script& script, const Experiment& experiment, const std::vector<Line>& lines,
                  const std::string& title, const std::string& ylabel, double factor,
@@ -291,11 +350,13 @@ void scale_panel(Script& script, const Experiment& experiment, const std::vector
   } else {
     add_categorical_lines(script, experiment, lines, factor, out);
   }
-  body += factor == 100.0 ? out.span.percent_range() : "set yrange [*:*]\n";
+  body += factor == 100.0 ? out.span.percent_range() : out.span.range(out.off_scale > 0);
   if (out.plots.empty()) {
     body += kEmptyPanel;
   } else {
+    body += out.marks;
     body += "plot " + fmt::format("{}", fmt::join(out.plots, ", \\\n     ")) + "\n";
+    if (out.off_scale > 0) body += "unset arrow\n";
   }
 }
 
@@ -314,7 +375,7 @@ Figure metric_figure(const Experiment& experiment, const MetricDisplay& metric, 
       "set multiplot layout 1,{} title {}\nset grid\nset key below\n"
       "set offsets graph 0, graph 0, graph 0.08, graph 0.08\n",
       panels,
-      quote(fmt::format("{}: final {}{}, mean ± SEM over seeds", experiment.name, what,
+      quote(fmt::format("{}: final {}{}, mean and 95% CI over seeds", experiment.name, what,
                         by == Lines::kByGroup ? " per group" : "")));
   for (const auto& split : splits) {
     std::vector<Line> lines;
@@ -331,14 +392,15 @@ Figure metric_figure(const Experiment& experiment, const MetricDisplay& metric, 
       by == Lines::kBySeries
           ? fmt::format(
                 "Final {} per split against the init scale, one line per series (PE "
-                "and initializer); mean ± SEM over seeds (lines shifted slightly "
-                "sideways so that their error bars do not overlap). Dashed: points "
-                "without an init scale.",
+                "and initializer); the mean over seeds with its 95% bootstrap CI (lines "
+                "shifted slightly sideways so that their bars do not overlap). Dashed: points "
+                "without an init scale (one far off the curves is marked by an arrow at the "
+                "edge and named off scale in the key).",
                 what)
           : fmt::format(
-                "Final {} per split and condition (group) against the init scale; mean "
-                "± SEM over seeds (lines shifted slightly sideways). Dashed: points "
-                "without an init scale (group 'all').",
+                "Final {} per split and condition (group) against the init scale; the mean "
+                "over seeds with its 95% bootstrap CI (lines shifted slightly sideways). "
+                "Dashed: points without an init scale (group 'all').",
                 what);
   return {name, caption, script.text(preamble(name, 520 * static_cast<int>(panels), 600))};
 }
@@ -363,7 +425,8 @@ std::optional<Figure> probes_figure(const Experiment& experiment) {
   script.body() += fmt::format(
       "set multiplot layout {},{} title {}\nset grid\nset key below\n"
       "set offsets graph 0, graph 0, graph 0.08, graph 0.08\n",
-      rows, columns, quote(experiment.name + ": probes of the final PE, mean ± SEM over seeds"));
+      rows, columns,
+      quote(experiment.name + ": probes of the final PE, mean and 95% CI over seeds"));
   for (const auto& [probe, scalars] : probes) {
     const Headline headline = headlines_of(experiment, probe, scalars).front();
     const std::string& scalar = headline.scalar;
@@ -381,7 +444,8 @@ std::optional<Figure> probes_figure(const Experiment& experiment) {
   return Figure{"probes",
                 "Each probe's headline scalar of the final PE against the init scale (the report's "
                 "probe table says what each means; ↑ higher is better, ↓ lower), mean over blocks "
-                "and per block; mean ± SEM over seeds (lines shifted slightly sideways).",
+                "and per block; the mean over seeds with its 95% bootstrap CI (lines shifted "
+                "slightly sideways).",
                 script.text(preamble("probes", 520 * static_cast<int>(columns),
                                      500 * static_cast<int>(rows) + 40))};
 }
