@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Every manifest shipped with a task (tasks/*/experiments/*.toml) and with the docs stays valid
-# against the plugins as they are now.
+# Every manifest shipped with a task (tasks/*/experiments/*.toml) and the benchmarks' workloads
+# (benchmarks/workloads/*.toml: the large one once broke unnoticed) stay valid against the plugins
+# as they are now.
 set -euo pipefail
 pelab=$1
 source_dir=$2
@@ -19,7 +20,7 @@ templates=("$source_dir/tasks/brain/experiments/paper.toml"
            "$source_dir/tasks/network_simulation/experiments/transfer.toml"
            "$source_dir/tasks/network_simulation/experiments/data_instances.toml"
            "$source_dir/tasks/brain/experiments/aal_instances.toml")
-for manifest in "$source_dir"/tasks/*/experiments/*.toml; do
+for manifest in "$source_dir"/tasks/*/experiments/*.toml "$source_dir"/benchmarks/workloads/*.toml; do
   if [[ " ${templates[*]} " == *" $manifest "* ]]; then
     "$pelab" validate "$manifest" --no-build
   else
