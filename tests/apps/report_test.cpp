@@ -368,8 +368,8 @@ TEST_F(ReportFolder, TheInitScaleIsTheOneTheSweepVaries) {
   };
   for (double std : {0.05, 2.0}) {
     for (int seed : {1, 2})
-      write_run(fmt::format("pe.generators_init.std={}", format_number(std)), seed, liere(std),
-                0.5, 0.5, 0.5, "gen");
+      write_run(fmt::format("pe.generators_init.std={}", format_number(std)), seed, liere(std), 0.5,
+                0.5, 0.5, "gen");
   }
   const report::Experiment experiment = report::collect(dir_ / "gen", &registry_);
   ASSERT_EQ(experiment.points.size(), 2u);
