@@ -18,6 +18,8 @@ cd "$source_dir"
 templates=("$source_dir/tasks/brain/experiments/paper.toml"
            "$source_dir/tasks/latin_square/experiments/transfer.toml"
            "$source_dir/tasks/network_simulation/experiments/transfer.toml"
+           "$source_dir/tasks/network_simulation/experiments/transfer_many.toml"
+           "$source_dir/tasks/network_simulation/experiments/transfer_sources_null.toml"
            "$source_dir/tasks/network_simulation/experiments/data_instances.toml"
            "$source_dir/tasks/brain/experiments/aal_instances.toml")
 for manifest in "$source_dir"/tasks/*/experiments/*.toml "$source_dir"/benchmarks/workloads/*.toml; do

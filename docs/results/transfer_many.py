@@ -1,0 +1,57 @@
+# Run from the repository root after unpacking docs/results/netsim-transfer-many.tar.xz into runs/:
+#   python3 docs/results/transfer_many.py runs/netsim-transfer-many     (numpy)
+"""The transfer experiment with the source as the unit (issue 51): own-network sources against
+other-network sources, unpaired exact permutation over all 252 splits and a bootstrap CI of the
+difference of means (10,000 resamples within each group, seed 2235)."""
+import glob, itertools, json, numpy as np, os, re, sys
+
+root = sys.argv[1] if len(sys.argv) > 1 else "runs/netsim-transfer-many"
+rows = {}
+for summary in sorted(glob.glob(f"{root}/*/seed-*/summary.json")):
+    point = summary.split("/")[-3]
+    s = json.load(open(summary))
+    if s.get("status") != "finished":
+        continue
+    config = open(os.path.dirname(summary) + "/config.toml").read()
+    frozen = "trainable = false" in config
+    m = re.search(r'run = "([^"]+)"', config)
+    group = "fresh"
+    if m:
+        group = "own" if "netsim-transfer-sources/" in m.group(1) else "other"
+    else:
+        group = "fresh " + re.search(r"std = ([0-9.]+)", config.split("[pe]")[1]).group(1)
+    values = {"mse": s["final"]["test/all/mse"], "r": s["final"]["test/all/r"]}
+    probes = s.get("probes", {})
+    for name, scalars in probes.items():
+        for k, v in scalars.items():
+            values[f"{name}/{k}"] = v
+    rows.setdefault((group, frozen if m else None), []).append((point, values))
+
+def test(a, b):
+    a, b = np.array(a), np.array(b)
+    obs = b.mean() - a.mean()
+    pooled = np.concatenate([a, b]); n = len(a)
+    hits = total = 0
+    for idx in itertools.combinations(range(len(pooled)), n):
+        mask = np.zeros(len(pooled), bool); mask[list(idx)] = True
+        d = pooled[~mask].mean() - pooled[mask].mean()
+        hits += abs(d) >= abs(obs) - 1e-12 * max(1.0, abs(obs)); total += 1
+    rng = np.random.default_rng(2235)
+    boots = [rng.choice(b, len(b)).mean() - rng.choice(a, len(a)).mean() for _ in range(10000)]
+    return obs, np.percentile(boots, 2.5), np.percentile(boots, 97.5), hits / total
+
+for key, members in sorted(rows.items(), key=str):
+    print(key, len(members))
+    for point, v in members:
+        print("   ", point[:90], {k: round(x, 4) for k, x in v.items() if x is not None and ("mse" in k or "partial" in k or k.endswith("spearman"))})
+for frozen in (True, False):
+    own = rows.get(("own", frozen), []); other = rows.get(("other", frozen), [])
+    if not own or not other:
+        continue
+    for metric in ("mse", "connectivity/partial_spearman", "rsa/spearman"):
+        a = [v[metric] for _, v in other if v.get(metric) is not None]
+        b = [v[metric] for _, v in own if v.get(metric) is not None]
+        if len(a) < 2 or len(b) < 2:
+            continue
+        obs, lo, hi, p = test(a, b)
+        print(f"{'frozen' if frozen else 'trainable'} {metric}: own {np.mean(b):.4f} (n={len(b)}) - other {np.mean(a):.4f} (n={len(a)}) = {obs:+.4f} [95% CI {lo:.4f}, {hi:.4f}], exact permutation p = {p:.4g}")
