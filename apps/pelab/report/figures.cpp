@@ -183,7 +183,6 @@ struct PanelPlots {
 // report's inference, summarise_condition), times `factor`; nullopt where no seed has a value.
 struct Interval {
   double mean = 0.0, low = 0.0, high = 0.0;
-  std::size_t n = 0;
 };
 std::optional<Interval> interval_of(const Point& point, const std::string& key, double factor) {
   std::vector<double> values;
@@ -193,8 +192,7 @@ std::optional<Interval> interval_of(const Point& point, const std::string& key, 
   }
   if (values.empty()) return std::nullopt;
   const ConditionSummary summary = summarise_condition(values);
-  return Interval{factor * summary.mean, factor * summary.ci_low, factor * summary.ci_high,
-                  summary.n};
+  return Interval{factor * summary.mean, factor * summary.ci_low, factor * summary.ci_high};
 }
 
 // Each line of a panel gets its own colour and marker, so that series stay apart in greyscale
