@@ -32,6 +32,14 @@ useful FLOPs are compared with.
 
     /usr/bin/python3 benchmarks/speed_vs_pytorch.py --build build \\
         --current-build build-current-torch --workloads paper quick large --threads 1 2
+
+On a GPU (--device cuda): the same table with the current contenders only (Debian's LibTorch and
+PyTorch 1.13 have no CUDA); every step and GEMM timing waits for the device (a loss read back, or
+torch.cuda.synchronize), torch.compile generates Triton kernels (no vector ISA to check), and
+--threads is the host threads that launch the kernels:
+
+    python3 benchmarks/speed_vs_pytorch.py --device cuda --current-build build-t211 \\
+        --current-python python3 --workloads paper quick large --threads 1
 """
 
 import argparse
@@ -59,11 +67,17 @@ def worker(args):
     workload = json.loads(open(args.gemms_json).read())
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
+    device = torch.device(args.device)
     model = Model(workload["input_size"], workload["num_classes"], workload["layers"],
-                  workload["d_model"], workload["heads"], workload["tokens"])
+                  workload["d_model"], workload["heads"], workload["tokens"]).to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
-    inputs = torch.randn(workload["batch"], workload["tokens"], workload["input_size"])
-    targets = torch.randint(0, workload["num_classes"], (workload["batch"],))
+    inputs = torch.randn(workload["batch"], workload["tokens"], workload["input_size"],
+                         device=device)
+    targets = torch.randint(0, workload["num_classes"], (workload["batch"],), device=device)
+
+    def wait():  # a GPU runs asynchronously: a timing ends when its work has
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
     if args.worker.startswith("compile") and args.kernel_profile:
         import torch._inductor.config
         torch._inductor.config.cpp.enable_kernel_profile = True  # each fused kernel in a trace
@@ -81,7 +95,7 @@ def worker(args):
 
     def step():
         optimizer.zero_grad()
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
             output = forward(inputs)
         loss = F.nll_loss(output.float(), targets)
         loss.backward()
@@ -90,6 +104,7 @@ def worker(args):
     start = time.perf_counter()
     for _ in range(3):  # warm-up; torch.compile compiles here
         step()
+    wait()
     warm_up = time.perf_counter() - start
     dtype = torch.bfloat16 if bf16 else torch.float32
     operands = []
@@ -97,13 +112,13 @@ def worker(args):
         shape_a, shape_b = (gemm["m"], gemm["k"]), (gemm["k"], gemm["n"])
         if gemm["batch"] > 1:
             shape_a, shape_b = (gemm["batch"],) + shape_a, (gemm["batch"],) + shape_b
-        operands.append((torch.randn(shape_a, dtype=dtype), torch.randn(shape_b, dtype=dtype),
-                         gemm["repeat"]))
+        operands.append((torch.randn(shape_a, dtype=dtype, device=device),
+                         torch.randn(shape_b, dtype=dtype, device=device), gemm["repeat"]))
     vec_isa = None
-    if args.worker.startswith("compile"):
+    if args.worker.startswith("compile") and device.type == "cpu":
         from torch._inductor import cpu_vec_isa
         vec_isa = str(cpu_vec_isa.pick_vec_isa()) or "INVALID_VEC_ISA"
-    print(json.dumps({"torch": torch.__version__, "blas": blas_library(), "warm_up_s": warm_up,
+    print(json.dumps({"torch": torch.__version__, "blas": blas_library(device), "warm_up_s": warm_up,
                       "vec_isa": vec_isa}), flush=True)
     for line in sys.stdin:
         what, count, *path = line.split()
@@ -111,29 +126,37 @@ def worker(args):
         start = time.perf_counter()
         if what == "profile":  # a Chrome trace of `count` steps, as pelab's --profile writes
             from torch.profiler import profile, ProfilerActivity
-            with profile(activities=[ProfilerActivity.CPU]) as recording:
+            activities = [ProfilerActivity.CPU] + (
+                [ProfilerActivity.CUDA] if device.type == "cuda" else [])
+            with profile(activities=activities) as recording:
                 for _ in range(count):
                     step()
+                wait()
             recording.export_chrome_trace(path[0])
             rate = 0.0
         elif what == "steps":
             for _ in range(count):
                 step()
+            wait()
             rate = count / (time.perf_counter() - start)
         else:  # "matrix": GFLOP/s of the step's GEMMs, each as often as the step performs it
             for _ in range(count):
                 for a, b, repeat in operands:
                     for _ in range(repeat):
                         torch.matmul(a, b)
+            wait()
             rate = count * workload["flops_per_step"] / (time.perf_counter() - start) / 1e9
         print(rate, flush=True)
     return 0
 
 
-def blas_library():
-    """The BLAS this torch computes with: MKL where it is linked into libtorch_cpu (the wheels),
-    else the OpenBLAS this process loaded (Debian's libblas.so.3 is an alternatives link)."""
+def blas_library(device):
+    """The BLAS this torch computes with: the GPU's cuBLAS, MKL where it is linked into
+    libtorch_cpu (the wheels), else the OpenBLAS this process loaded (Debian's libblas.so.3 is an
+    alternatives link)."""
     import torch
+    if device.type == "cuda":
+        return f"cuBLAS on {torch.cuda.get_device_name(device)} (CUDA {torch.version.cuda})"
     if torch.backends.mkl.is_available():
         return "Intel MKL, linked into libtorch_cpu"
     with open("/proc/self/maps") as maps:
@@ -145,7 +168,7 @@ class Worker:
     """A running worker process: one PyTorch contender for one workload, precision and thread
     count."""
 
-    def __init__(self, python, mode, gemms_json, threads, precision, openblas_kernel=None,
+    def __init__(self, python, mode, gemms_json, threads, precision, device, openblas_kernel=None,
                  rtld_global=None, kernel_profile=False):
         env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
         if openblas_kernel:
@@ -160,12 +183,13 @@ class Worker:
                 "inductor-rtld-" + ("global" if rtld_global else "local"))
         self.process = subprocess.Popen(
             [python, os.path.abspath(__file__), "--worker", mode, "--gemms-json", gemms_json,
-             "--threads", str(threads), "--precision", precision] +
+             "--threads", str(threads), "--precision", precision, "--device", device] +
             (["--kernel-profile"] if kernel_profile else []),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
         line = self.process.stdout.readline()
         if not line:
-            raise RuntimeError(f"the {mode} worker of {python} exited before it was ready")
+            raise SystemExit(f"the {mode} worker of {python} exited before it was ready (its "
+                             "error is above)")
         self.info = json.loads(line)
 
     def time(self, what, count, path=""):
@@ -180,17 +204,22 @@ class Worker:
 
 # --- the orchestrator --------------------------------------------------------------------------------
 
-def pelab_benchmark(benchmark, workload, threads, min_time):
+def pelab_benchmark(benchmark, workload, threads, min_time, device="cpu"):
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-    output = subprocess.run(
-        [benchmark, f"--threads={threads}", f"--benchmark_filter=BM_TrainStep/{workload}/",
+    done = subprocess.run(
+        [benchmark, f"--threads={threads}", f"--device={device}",
+         f"--benchmark_filter=BM_TrainStep/{workload}/",
          f"--benchmark_min_time={min_time}", "--benchmark_format=json"],
-        check=True, capture_output=True, text=True, env=env).stdout
-    return json.loads(output)
+        capture_output=True, text=True, env=env)
+    if done.returncode != 0:  # its own error line says what is wrong (e.g. no GPU)
+        errors = [line for line in done.stderr.splitlines() if line.startswith("error")]
+        raise SystemExit(f"{benchmark} failed (exit {done.returncode}): " +
+                         (errors[-1] if errors else done.stderr.strip()[-500:]))
+    return json.loads(done.stdout)
 
 
-def pelab_steps_per_second(benchmark, workload, threads, min_time):
-    runs = pelab_benchmark(benchmark, workload, threads, min_time)["benchmarks"]
+def pelab_steps_per_second(benchmark, workload, threads, min_time, device):
+    runs = pelab_benchmark(benchmark, workload, threads, min_time, device)["benchmarks"]
     if not runs:
         raise SystemExit(f"{benchmark} ran no benchmark for workload '{workload}'")
     return runs[0]["steps_per_s"]
@@ -200,12 +229,18 @@ def find_contenders(args):
     """{contender: how to run it}, and a line for each one that is missing."""
     found, missing = {}, []
     for name, build in (("pelab 1.13", args.build), ("pelab current", args.current_build)):
+        if name.endswith("1.13") and args.device != "cpu":
+            missing.append(f"{name}: Debian's LibTorch 1.13 has no CUDA")
+            continue
         benchmark = os.path.join(build, "bin", "pelab_training_benchmark") if build else None
         if benchmark and os.access(benchmark, os.X_OK):
             found[name] = benchmark
         else:
             missing.append(f"{name}: no {benchmark or 'build given'}")
     for name, python in (("PyTorch 1.13", args.python), ("PyTorch current", args.current_python)):
+        if name.endswith("1.13") and args.device != "cpu":
+            missing.append(f"{name}: Debian's PyTorch 1.13 has no CUDA")
+            continue
         if python and os.access(python, os.X_OK):
             found[name] = python
         else:
@@ -227,12 +262,14 @@ def measure(args, contenders, workload_name, precision, threads):
     for name, mode in (("PyTorch 1.13", "eager"), ("PyTorch current", "eager")):
         if name in contenders:
             kernel = args.openblas_kernel if name == "PyTorch 1.13" else None
-            workers[name] = Worker(contenders[name], mode, gemms_json, threads, precision, kernel)
+            workers[name] = Worker(contenders[name], mode, gemms_json, threads, precision,
+                                   args.device, kernel)
     if "compile" in contenders:
         for variant in args.compile_variants:
             workers[f"compile {variant}"] = Worker(
                 contenders["compile"], COMPILE_VARIANTS[variant], gemms_json, threads, precision,
-                rtld_global=not args.compile_rtld_local, kernel_profile=bool(args.profile_dir))
+                args.device, rtld_global=not args.compile_rtld_local,
+                kernel_profile=bool(args.profile_dir))
     steps = {name: [] for name in contenders if name != "compile"}
     steps.update({name: [] for name in workers})
     matrix = {name: [] for name in workers if not name.startswith("compile")}
@@ -241,7 +278,7 @@ def measure(args, contenders, workload_name, precision, threads):
             for name in ("pelab 1.13", "pelab current"):
                 if name in contenders:
                     steps[name].append(pelab_steps_per_second(contenders[name], pelab_workload,
-                                                              threads, args.min_time))
+                                                              threads, args.min_time, args.device))
             for name, w in workers.items():
                 # As many steps as about --min-time seconds, from the last round's rate.
                 pelab_rate = next((steps[p][-1] for p in ("pelab 1.13", "pelab current")
@@ -265,7 +302,7 @@ def measure(args, contenders, workload_name, precision, threads):
         if not name.startswith("compile"):
             continue
         isa = w.info.get("vec_isa") or "INVALID_VEC_ISA"
-        if isa == "INVALID_VEC_ISA" and not args.allow_scalar_compile:
+        if args.device == "cpu" and isa == "INVALID_VEC_ISA" and not args.allow_scalar_compile:
             compile_notes[name] = ("left out: inductor picked INVALID_VEC_ISA (scalar C++ kernels, "
                                    "not torch.compile as a user gets it; see --help)")
         else:
@@ -274,6 +311,7 @@ def measure(args, contenders, workload_name, precision, threads):
     if fastest:
         steps["compile"] = steps[fastest]
     row = {"workload": workload_name, "precision": precision, "threads": threads,
+           "device": args.device,
            "pytorch_1_13_openblas_kernel": args.openblas_kernel or "OpenBLAS's own choice",
            "flops_per_step": workload["flops_per_step"],
            "torch": {name: w.info for name, w in workers.items()},
@@ -310,7 +348,7 @@ def write_profiles(args, contenders, workers, pelab_workload, threads):
 
     for name in ("pelab 1.13", "pelab current"):
         if name in contenders:
-            subprocess.run([contenders[name], f"--threads={threads}",
+            subprocess.run([contenders[name], f"--threads={threads}", f"--device={args.device}",
                             f"--profile={pelab_workload}:{path_of(name)}"], check=True,
                            capture_output=True, env=dict(os.environ, OMP_NUM_THREADS=str(threads)))
     for name, w in workers.items():
@@ -363,6 +401,9 @@ def main():
                         help=argparse.SUPPRESS)
     parser.add_argument("--gemms-json", help=argparse.SUPPRESS)
     parser.add_argument("--precision", default="fp32", help=argparse.SUPPRESS)
+    parser.add_argument("--device", default="cpu",
+                        help="train on cpu (default), cuda or cuda:N: on a GPU the current "
+                             "contenders only, with a CUDA build of pelab (docs/performance.md)")
     parser.add_argument("--build", default="build", help="pelab on Debian's LibTorch 1.13")
     parser.add_argument("--current-build", default="build-current-torch",
                         help="pelab on the current LibTorch (make build-current-torch)")
@@ -409,9 +450,16 @@ def main():
 
     contenders, missing = find_contenders(args)
     if not any(name.startswith("pelab") for name in contenders):
+        if args.device != "cpu":
+            raise SystemExit(f"--device {args.device}: no pelab built against a CUDA LibTorch "
+                             "found; give it with --current-build (docs/performance.md, Training "
+                             "on a GPU)")
         raise SystemExit("no pelab build found: build pelab first (make build)")
     for line in missing:
         print(f"not measured: {line}")
+    if args.device != "cpu":  # pelab's own check of the device, before any worker starts
+        pelab = contenders.get("pelab current") or contenders.get("pelab 1.13")
+        pelab_benchmark(pelab, "quick", 1, "0.01", args.device)
     args.openblas_kernel = None
     if args.python_blas_kernel == "pelab" and "pelab 1.13" in contenders:
         host = pelab_benchmark(contenders["pelab 1.13"], "quick", 1, "0.01")["context"]
@@ -429,7 +477,7 @@ def main():
                         json.dump(rows, f, indent=2)
     for name, info in rows[0]["torch"].items():
         isa = f", inductor vector ISA {info['vec_isa']}" if info.get("vec_isa") else ""
-        print(f"{name}: torch {info['torch']}, BLAS {info['blas']}{isa}")
+        print(f"{name}: torch {info['torch']}, BLAS {info['blas']}{isa}, device {args.device}")
     for r in rows:
         for name, note in r["compile_notes"].items():
             print(f"{r['workload']} {r['precision']} threads {r['threads']}: {name} {note}")

@@ -2,9 +2,11 @@
 // workloads of benchmarks/workloads/: the paper's model on the Latin Square task, the quick
 // protocol's smaller one and a larger one, each also in bf16 autocast.
 //
-//   pelab_training_benchmark [--threads=N] [--gemms=WORKLOAD] [Google Benchmark flags]
+//   pelab_training_benchmark [--threads=N] [--device=D] [--gemms=WORKLOAD] [Google Benchmark flags]
 //
 // --threads sets LibTorch's intra-op threads (default: OMP_NUM_THREADS, else all cores).
+// --device trains on "cpu" (default), "cuda" or "cuda:N" (a build against a CUDA LibTorch,
+// docs/performance.md "Training on a GPU"): every workload runs with train.device set to it.
 // --gemms=paper prints the workload's GEMMs and FLOPs per step as JSON and exits (used by
 // speed_vs_pytorch.py to measure the machine's matrix throughput on the model's own shapes).
 // --profile=paper:FILE runs 5 steps under LibTorch's autograd profiler and writes a Chrome trace
@@ -38,11 +40,20 @@ Registry& registry() {
   return instance;
 }
 
+// `--set` overrides every workload is built with (--device).
+std::vector<std::string>& workload_overrides() {
+  static std::vector<std::string> overrides;
+  return overrides;
+}
+
 // Built once per workload: building the Latin Square task reads and encodes its CSVs.
 TrainingWorkload& workload(const std::string& name) {
   static std::map<std::string, std::unique_ptr<TrainingWorkload>> cache;
   auto& slot = cache[name];
-  if (!slot) slot = std::make_unique<TrainingWorkload>(workload_manifest(name), registry());
+  if (!slot) {
+    slot = std::make_unique<TrainingWorkload>(workload_manifest(name), registry(),
+                                              workload_overrides());
+  }
   return *slot;
 }
 
@@ -117,9 +128,10 @@ void BM_PEStep(benchmark::State& state, const std::string& workload_name,
   static std::map<std::string, std::unique_ptr<TrainingWorkload>> cache;
   auto& slot = cache[workload_name + "/" + contender];
   if (!slot) {
-    slot = std::make_unique<TrainingWorkload>(
-        workload_manifest(workload_name), registry(),
-        std::vector<std::string>{"pe=" + rotary_contenders().at(contender)});
+    std::vector<std::string> overrides = workload_overrides();
+    overrides.push_back("pe=" + rotary_contenders().at(contender));
+    slot =
+        std::make_unique<TrainingWorkload>(workload_manifest(workload_name), registry(), overrides);
   }
   TrainingWorkload& w = *slot;
   w.step();
@@ -195,24 +207,30 @@ int main(int argc, char** argv) {
   // back, and what computed the figures in the benchmark's context (JSON output included).
   pelab::use_best_blas_kernel(argv);
   benchmark::Initialize(&argc, argv);
-  std::string gemms_of, profile_spec;
+  std::string gemms_of, profile_spec, device = "cpu";
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg.rfind("--threads=", 0) == 0) {
       torch::set_num_threads(std::atoi(arg.c_str() + std::strlen("--threads=")));
     } else if (arg.rfind("--profile=", 0) == 0) {
       profile_spec = arg.substr(std::strlen("--profile="));
+    } else if (arg.rfind("--device=", 0) == 0) {
+      device = arg.substr(std::strlen("--device="));
+      // As a manifest's train.device: the run's own check says what is wrong with it.
+      pelab::bench::workload_overrides().push_back(fmt::format("train.device=\"{}\"", device));
     } else if (arg.rfind("--gemms=", 0) == 0) {
       gemms_of = arg.substr(std::strlen("--gemms="));
     } else {
-      std::cerr << "error: unknown argument '" << arg
-                << "'; use --threads=N, --gemms=WORKLOAD, --profile=WORKLOAD:FILE or Google "
-                   "Benchmark's flags\n";
+      std::cerr
+          << "error: unknown argument '" << arg
+          << "'; use --threads=N, --device=D, --gemms=WORKLOAD, --profile=WORKLOAD:FILE or Google "
+             "Benchmark's flags\n";
       return 2;
     }
   }
   // After --threads: the BLAS's thread count as the benchmarks run it.
   benchmark::AddCustomContext("pelab_host", pelab::host_line(pelab::host_info()));
+  benchmark::AddCustomContext("pelab_device", device);
   try {
     if (!gemms_of.empty()) return pelab::bench::print_gemms(gemms_of);
     if (!profile_spec.empty()) return pelab::bench::profile(profile_spec);

@@ -1,8 +1,11 @@
 #include "training_workload.h"
 
+#include <filesystem>
+
 #include <torch/torch.h>
 
 #include "pelab/base/error.h"
+#include "pelab/runs/run.h"
 
 namespace pelab::bench {
 
@@ -53,23 +56,22 @@ TrainingWorkload::TrainingWorkload(const std::string& manifest, Registry& regist
   const Manifest parsed = Manifest::from_file(manifest, registry, overrides);
   PELAB_CHECK(!parsed.runs().empty(), "{} defines no run", manifest);
   config_ = parsed.runs().front();
-  torch::manual_seed(static_cast<std::uint64_t>(config_.seed));
-  task_ = registry.create_task(config_.task);
-  const Layout layout = task_->layout();
-  model_ = std::make_shared<TransformerEncoder>(
-      ModelConfig::from_params(config_.model), task_->input_size(), task_->objective(),
-      [&](const ModelShape& shape) {
-        return registry.create_positional_encoding(config_.pe, layout, shape);
-      });
+  // As `pelab run` builds a run: the seed, train.device's check, the task, the model, the trainer.
+  BuiltRun run = build_run(config_, registry);
+  task_ = std::move(run.task);
+  model_ = std::move(run.model);
+  trainer_ = std::move(run.trainer);
   const TrainConfig train = TrainConfig::from_params(config_.train);
-  trainer_ = std::make_unique<Trainer>(*model_, *task_, train);
   const Dataset& data = trainer_->dataset(trainer_->split_names().front());
   PELAB_CHECK(data.size() >= train.batch_size,
               "{}: the training split has {} samples, fewer than "
               "one batch of {}",
               manifest, data.size(), train.batch_size);
-  inputs_ = data.inputs.slice(0, 0, train.batch_size).contiguous();
-  targets_ = data.targets.slice(0, 0, train.batch_size).contiguous();
+  // The batch lives where the model does, as a PyTorch script would keep it: on a GPU the step
+  // then times the device's work, not the copy of a batch from the host.
+  const torch::Device device = model_->parameters().front().device();
+  inputs_ = data.inputs.slice(0, 0, train.batch_size).contiguous().to(device);
+  targets_ = data.targets.slice(0, 0, train.batch_size).contiguous().to(device);
 }
 
 std::vector<Gemm> TrainingWorkload::gemms() const {
@@ -85,7 +87,12 @@ std::int64_t TrainingWorkload::evaluation_samples() const {
 }
 
 std::string workload_manifest(const std::string& name) {
-  return std::string(PELAB_SOURCE_DIR) + "/benchmarks/workloads/" + name + ".toml";
+  const std::string relative = "benchmarks/workloads/" + name + ".toml";
+  const std::string in_source_tree = std::string(PELAB_SOURCE_DIR) + "/" + relative;
+  // A build copied to another machine (a GPU host) runs from a checkout elsewhere: its root.
+  if (!std::filesystem::exists(in_source_tree) && std::filesystem::exists(relative))
+    return relative;
+  return in_source_tree;
 }
 
 }  // namespace pelab::bench
