@@ -1,8 +1,10 @@
 # Run from the repository root after unpacking docs/results/netsim-transfer-many.tar.xz into runs/:
 #   python3 docs/results/transfer_many.py runs/netsim-transfer-many     (numpy)
 """The transfer experiment with the source as the unit (issue 51): own-network sources against
-other-network sources, unpaired exact permutation over all 252 splits and a bootstrap CI of the
-difference of means (10,000 resamples within each group, seed 2235)."""
+other-network sources, and other-network sources against other networks' sources with relabelled
+nodes (the shuffled null), unpaired exact permutation over all 252 splits and a bootstrap CI of
+the difference of means (10,000 resamples within each group, seed 2235); Holm over the six tests
+(frozen and trainable, three metrics) of each comparison."""
 import glob, itertools, json, numpy as np, os, re, sys
 
 root = sys.argv[1] if len(sys.argv) > 1 else "runs/netsim-transfer-many"
@@ -17,7 +19,9 @@ for summary in sorted(glob.glob(f"{root}/*/seed-*/summary.json")):
     m = re.search(r'run = "([^"]+)"', config)
     group = "fresh"
     if m:
-        group = "own" if "netsim-transfer-sources/" in m.group(1) else "other"
+        source = m.group(1)
+        group = ("own" if "netsim-transfer-sources/" in source else
+                 "shuffled" if "netsim-transfer-sources-shuffled/" in source else "other")
     else:
         group = "fresh " + re.search(r"std = ([0-9.]+)", config.split("[pe]")[1]).group(1)
     values = {"mse": s["final"]["test/all/mse"], "r": s["final"]["test/all/r"]}
@@ -44,14 +48,28 @@ for key, members in sorted(rows.items(), key=str):
     print(key, len(members))
     for point, v in members:
         print("   ", point[:90], {k: round(x, 4) for k, x in v.items() if x is not None and ("mse" in k or "partial" in k or k.endswith("spearman"))})
-for frozen in (True, False):
-    own = rows.get(("own", frozen), []); other = rows.get(("other", frozen), [])
-    if not own or not other:
-        continue
-    for metric in ("mse", "connectivity/partial_spearman", "rsa/spearman"):
-        a = [v[metric] for _, v in other if v.get(metric) is not None]
-        b = [v[metric] for _, v in own if v.get(metric) is not None]
-        if len(a) < 2 or len(b) < 2:
+def holm(ps):
+    order = sorted(range(len(ps)), key=lambda i: ps[i])
+    adjusted, running = [0.0] * len(ps), 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (len(ps) - rank) * ps[i]))
+        adjusted[i] = running
+    return adjusted
+
+for first, second in (("own", "other"), ("other", "shuffled"), ("own", "shuffled")):
+    lines = []
+    for frozen in (True, False):
+        b_rows = rows.get((first, frozen), []); a_rows = rows.get((second, frozen), [])
+        if not a_rows or not b_rows:
             continue
-        obs, lo, hi, p = test(a, b)
-        print(f"{'frozen' if frozen else 'trainable'} {metric}: own {np.mean(b):.4f} (n={len(b)}) - other {np.mean(a):.4f} (n={len(a)}) = {obs:+.4f} [95% CI {lo:.4f}, {hi:.4f}], exact permutation p = {p:.4g}")
+        for metric in ("mse", "connectivity/partial_spearman", "rsa/spearman"):
+            a = [v[metric] for _, v in a_rows if v.get(metric) is not None]
+            b = [v[metric] for _, v in b_rows if v.get(metric) is not None]
+            if len(a) < 2 or len(b) < 2:
+                continue
+            obs, lo, hi, p = test(a, b)
+            lines.append((f"{'frozen' if frozen else 'trainable'} {metric}: {first} {np.mean(b):.4f} "
+                          f"(n={len(b)}) - {second} {np.mean(a):.4f} (n={len(a)}) = {obs:+.4f} "
+                          f"[95% CI {lo:.4f}, {hi:.4f}], exact permutation p = {p:.4g}", p))
+    for (text, _), adjusted in zip(lines, holm([p for _, p in lines])):
+        print(f"{text}, Holm p = {adjusted:.3g}")

@@ -31,6 +31,7 @@ NetworkOptions network_options(const Params& params) {
   options.dims = params.integer("dims");
   options.modules = params.integer("modules");
   options.placement = params.string("placement");
+  options.node_order = params.string("node_order");
   options.module_spread = params.real("module_spread");
   options.centre_margin = params.real("centre_margin");
   options.length_scale = params.real("length_scale");
@@ -259,6 +260,11 @@ void declare(ParamSchema& schema) {
                 "\"clustered\": nodes Gaussian around their module's centre (module_spread); "
                 "\"uniform\": nodes uniform in the unit square/cube, each in the module of its "
                 "nearest centre.");
+  schema.choice("node_order", network.node_order, {"round_robin", "shuffled"},
+                "Which token is which node. \"round_robin\": as placed (clustered: node i in "
+                "module i mod modules, on every network_seed); \"shuffled\": the same network "
+                "with its nodes relabelled by a permutation drawn from network_seed, so networks "
+                "of different seeds share no modules over the token indices.");
   schema
       .real("module_spread", network.module_spread,
             "Std of a node's position around its module's centre.")

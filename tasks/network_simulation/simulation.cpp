@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <numeric>
 #include <string>
 #include <utility>
 
@@ -14,6 +15,8 @@ namespace {
 
 // The placement's stream from the network's seed (the dynamics draw from streams of their own).
 constexpr std::uint64_t kPlacementStream = 0x5ee1d0f1a2b3c4d5ULL;
+// The relabelling's, so that "shuffled" leaves the placement's draws as they are.
+constexpr std::uint64_t kNodeOrderStream = 0x0d3e0f5a1b2c3d4eULL;
 
 tasks::CouplingOptions coupling_options(const NetworkOptions& o) {
   tasks::CouplingOptions coupling;
@@ -32,6 +35,10 @@ void validate(const NetworkOptions& o) {
                  "in [1, nodes = " + std::to_string(o.nodes) + "]", static_cast<double>(o.modules));
   if (o.placement != "clustered" && o.placement != "uniform")
     tasks::reject_option("placement", "\"clustered\" or \"uniform\"", "\"" + o.placement + "\"");
+  if (o.node_order != "round_robin" && o.node_order != "shuffled") {
+    tasks::reject_option("node_order", "\"round_robin\" or \"shuffled\"",
+                         "\"" + o.node_order + "\"");
+  }
   tasks::require_positive(o.module_spread, "module_spread");
   tasks::validate_coupling(coupling_options(o));
   require_option(o.centre_margin >= 0.0 && o.centre_margin < 0.5, "centre_margin", "in [0, 0.5)",
@@ -74,6 +81,21 @@ void place_uniform(const NetworkOptions& o, Random& random, Network& network) {
   }
 }
 
+// Token j becomes the node placed as order[j]: the same positions and modules in another order.
+void relabel_nodes(const NetworkOptions& o, Network& network) {
+  std::vector<std::int64_t> order(static_cast<std::size_t>(o.nodes));
+  std::iota(order.begin(), order.end(), 0);
+  Random::from_splitmix(o.seed, kNodeOrderStream).shuffle(order);
+  const std::vector<double> positions = network.positions;
+  const std::vector<std::int64_t> modules = network.module;
+  for (std::int64_t j = 0; j < o.nodes; ++j) {
+    const std::int64_t from = order[static_cast<std::size_t>(j)];
+    network.module[j] = modules[from];
+    for (std::int64_t c = 0; c < o.dims; ++c)
+      network.positions[j * o.dims + c] = positions[from * o.dims + c];
+  }
+}
+
 }  // namespace
 
 Network make_network(const NetworkOptions& options) {
@@ -88,6 +110,7 @@ Network make_network(const NetworkOptions& options) {
     place_clustered(options, random, placed);
   else
     place_uniform(options, random, placed);
+  if (options.node_order == "shuffled") relabel_nodes(options, placed);
 
   // The coupling through network_from, so that the rule has one implementation.
   Network network = network_from(placed.positions, options.dims, placed.module, options);

@@ -37,6 +37,12 @@ struct NetworkOptions {
   /// modules round-robin. "uniform": nodes uniform in the unit cube, each in the module of its
   /// nearest centre.
   std::string placement = "clustered";
+  /// Which token is which node. "round_robin": as placed (clustered: node i in module i mod
+  /// modules, so networks of any seed share their modules over the token indices). "shuffled":
+  /// the same network with its nodes relabelled by a permutation drawn from the seed, so that
+  /// networks of different seeds share no module structure over the indices (a null for what a
+  /// PE carries from one network to another).
+  std::string node_order = "round_robin";
   double module_spread = 0.12;
   /// Module centres keep this far from the cube's faces, in [0, 0.5).
   double centre_margin = 0.15;

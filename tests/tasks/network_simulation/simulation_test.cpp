@@ -159,6 +159,58 @@ TEST(Network, ClusteredDealsNodesToModulesRoundRobin) {
     EXPECT_EQ(net.module[i], i % options.modules);
 }
 
+// "shuffled" is the round-robin network with its nodes relabelled: each token j is some node
+// order[j] of it, with that node's position, module and couplings; the modules are then no longer
+// i mod modules, and the order depends on the seed.
+TEST(Network, ShuffledNodeOrderRelabelsTheSameNetwork) {
+  for (const std::string placement : {"clustered", "uniform"}) {
+    SCOPED_TRACE(placement);
+    NetworkOptions options = options_in(2, 3);
+    options.placement = placement;
+    const Network as_placed = make_network(options);
+    options.node_order = "shuffled";
+    const Network shuffled = make_network(options);
+    ASSERT_EQ(shuffled.nodes, as_placed.nodes);
+    EXPECT_EQ(shuffled.centres, as_placed.centres);
+    // Find each token's node by its position (distinct: continuous draws).
+    const std::int64_t n = as_placed.nodes;
+    std::vector<std::int64_t> order(static_cast<std::size_t>(n), -1);
+    for (std::int64_t j = 0; j < n; ++j) {
+      for (std::int64_t i = 0; i < n; ++i) {
+        if (shuffled.positions[j * 2] == as_placed.positions[i * 2] &&
+            shuffled.positions[j * 2 + 1] == as_placed.positions[i * 2 + 1])
+          order[j] = i;
+      }
+      ASSERT_GE(order[j], 0) << "token " << j << " is no node of the placed network";
+    }
+    std::vector<std::int64_t> sorted = order;
+    std::sort(sorted.begin(), sorted.end());
+    for (std::int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(sorted[i], i) << "not a permutation";
+    std::int64_t moved = 0;
+    for (std::int64_t j = 0; j < n; ++j) {
+      moved += order[j] != j;
+      EXPECT_EQ(shuffled.module[j], as_placed.module[order[j]]);
+      for (std::int64_t k = 0; k < n; ++k)
+        // Near, not equal: a row's normalisation sums its entries in another order.
+        ASSERT_NEAR(shuffled.coupling[j * n + k], as_placed.coupling[order[j] * n + order[k]],
+                    1e-12)
+            << "W[" << j << ", " << k << "]";
+    }
+    EXPECT_GT(moved, n / 2);
+  }
+  NetworkOptions options;
+  options.node_order = "shuffled";
+  const Network shuffled = make_network(options);
+  std::int64_t round_robin = 0;
+  for (std::int64_t i = 0; i < shuffled.nodes; ++i)
+    round_robin += shuffled.module[i] == i % options.modules;
+  EXPECT_LT(round_robin, shuffled.nodes / 2);
+  NetworkOptions other_seed = options;
+  other_seed.seed = options.seed + 1;
+  EXPECT_NE(make_network(other_seed).module, shuffled.module);
+}
+
 TEST(Network, UniformPlacementJoinsTheNearestCentre) {
   NetworkOptions options = options_in(3, 5);
   options.placement = "uniform";
@@ -314,6 +366,7 @@ TEST(Network, RejectsBadOptions) {
       {[](NetworkOptions& o) { o.modules = 0; }, "modules"},
       {[](NetworkOptions& o) { o.modules = 65; }, "modules"},
       {[](NetworkOptions& o) { o.placement = "grid"; }, "placement"},
+      {[](NetworkOptions& o) { o.node_order = "sorted"; }, "node_order"},
       {[](NetworkOptions& o) { o.module_spread = 0.0; }, "module_spread"},
       {[](NetworkOptions& o) { o.length_scale = -1.0; }, "length_scale"},
       {[](NetworkOptions& o) { o.length_scale = std::nan(""); }, "length_scale"},
