@@ -14,14 +14,18 @@ failed=0
 checked=0
 while IFS=$'\t' read -r doc archive experiment kind metric a b factor decimals; do
   [ -z "$doc" ] || [ "${doc:0:1}" = "#" ] && continue
-  if [ ! -d "$work/$experiment" ]; then
-    tar -xJf "$source_dir/docs/results/$archive" -C "$work"
-    "$pelab" report "$work/$experiment" --gnuplot /nonexistent/gnuplot >/dev/null 2>&1 ||
+  # Each archive unpacked apart: two archives may hold the same experiment (a subset of its runs
+  # and all of them), each reported as it ships.
+  unpacked="$work/${archive%.tar.xz}"
+  if [ ! -d "$unpacked/$experiment" ]; then
+    mkdir -p "$unpacked"
+    tar -xJf "$source_dir/docs/results/$archive" -C "$unpacked"
+    "$pelab" report "$unpacked/$experiment" --gnuplot /nonexistent/gnuplot >/dev/null 2>&1 ||
       { echo "FAIL: pelab report on $archive"; exit 1; }
   fi
   # The text the docs quote: difference [95% CI low, high] in the doc's units (the value times
   # `factor`, `decimals` places), p and Holm p to 3 significant digits, n.
-  quoted=$(/usr/bin/python3 - "$work/$experiment/comparisons.csv" "$kind" "$metric" "$a" "$b" \
+  quoted=$(/usr/bin/python3 - "$unpacked/$experiment/comparisons.csv" "$kind" "$metric" "$a" "$b" \
              "$factor" "$decimals" <<'PY'
 import csv, sys
 path, kind, metric, a, b, factor, decimals = sys.argv[1:]
