@@ -1,6 +1,9 @@
 #include "report_command.h"
 
+#include <cmath>
 #include <cstdio>
+#include <exception>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -35,6 +38,7 @@ int report(const GlobalOptions& global, const ReportOptions& report_options) {
   Registry registry = global.make_registry();
   report::ReportOptions settings;
   settings.gnuplot = report_options.gnuplot;
+  settings.reference_scale = report_options.reference_scale;
   const std::vector<std::string>& dirs = report_options.dirs;
   PELAB_CHECK(dirs.size() == 1 || !report_options.out.empty(),
               "{} folders to report on side by side, but no --out: give the folder the combined "
@@ -101,6 +105,22 @@ ReportCommand::ReportCommand(CLI::App& app, const GlobalOptions& global)
                    "name): B - A per seed, its 95% bootstrap CI and sign-flip p on every headline "
                    "metric and evaluation split; prints, writes nothing")
       ->expected(2);
+  command_
+      ->add_option("--reference-scale", report_options_.reference_scale,
+                   "Compare every init scale of a series with this one (e.g. 2, the large-norm "
+                   "start) rather than with the series' smallest; a series without it keeps its "
+                   "smallest")
+      ->check(CLI::Validator(
+          [](const std::string& text) -> std::string {
+            try {
+              std::size_t used = 0;
+              const double value = std::stod(text, &used);
+              if (used == text.size() && std::isfinite(value) && value > 0.0) return "";
+            } catch (const std::exception&) {
+            }
+            return "'" + text + "' is not an init scale: give a positive number, e.g. 2";
+          },
+          "SCALE"));
   command_->add_option("--gnuplot", report_options_.gnuplot,
                        "The gnuplot program (default: $PELAB_GNUPLOT, else gnuplot)");
 }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,10 +14,11 @@ namespace pelab::cli {
 
 /// What `pelab report` reads from its command line.
 struct ReportOptions {
-  std::vector<std::string> dirs;     // experiment or run folders
-  std::string out;                   // where the report goes; empty: the one folder of `dirs`
-  std::string gnuplot;               // empty: $PELAB_GNUPLOT or gnuplot
-  std::vector<std::string> compare;  // two points to compare alone (--compare A B); else empty
+  std::vector<std::string> dirs;          // experiment or run folders
+  std::string out;                        // where the report goes; empty: the one folder of `dirs`
+  std::string gnuplot;                    // empty: $PELAB_GNUPLOT or gnuplot
+  std::vector<std::string> compare;       // two points to compare alone (--compare A B); else empty
+  std::optional<double> reference_scale;  // --reference-scale
 };
 
 /// Writes results.csv, report.md, report.html and figures/ for one experiment or run folder (in

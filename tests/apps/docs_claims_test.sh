@@ -12,16 +12,18 @@ claims="$source_dir/docs/results/claims.tsv"
 
 failed=0
 checked=0
-while IFS=$'\t' read -r doc archive experiment kind metric a b factor decimals; do
+while IFS=$'\t' read -r doc archive experiment kind metric a b factor decimals options; do
   [ -z "$doc" ] || [ "${doc:0:1}" = "#" ] && continue
-  # Each archive unpacked apart: two archives may hold the same experiment (a subset of its runs
-  # and all of them), each reported as it ships.
-  unpacked="$work/${archive%.tar.xz}"
+  # Each archive unpacked apart, once per set of report options (the optional last column, e.g.
+  # `--reference-scale 2`): two archives may hold the same experiment (a subset of its runs and
+  # all of them), and one archive may be cited with its scales compared two ways.
+  unpacked="$work/${archive%.tar.xz}$(printf '%s' "${options:-}" | tr -c 'a-zA-Z0-9.' '_')"
   if [ ! -d "$unpacked/$experiment" ]; then
     mkdir -p "$unpacked"
     tar -xJf "$source_dir/docs/results/$archive" -C "$unpacked"
-    "$pelab" report "$unpacked/$experiment" --gnuplot /nonexistent/gnuplot >/dev/null 2>&1 ||
-      { echo "FAIL: pelab report on $archive"; exit 1; }
+    # shellcheck disable=SC2086  # the options are words
+    "$pelab" report "$unpacked/$experiment" --gnuplot /nonexistent/gnuplot ${options:-} \
+      >/dev/null 2>&1 || { echo "FAIL: pelab report ${options:-} on $archive"; exit 1; }
   fi
   # The text the docs quote: difference [95% CI low, high] in the doc's units (the value times
   # `factor`, `decimals` places), p and Holm p to 3 significant digits, n.

@@ -459,6 +459,16 @@ TEST(PelabCli, BenchTakesAnInlineTableAndOverrides) {
   EXPECT_THAT(result.out, HasSubstr("pe/learned/forward_backward/tokens:16/d_model:16"));
 }
 
+// --reference-scale is checked where it enters: a scale is a positive number.
+TEST(PelabCli, ReportRefusesAReferenceScaleThatIsNoScale) {
+  for (const char* bad : {"0", "-2", "x2", "nan"}) {
+    const Result refused = pelab(std::string("report /nonexistent --reference-scale ") + bad);
+    EXPECT_EQ(refused.exit_code, 2) << bad;
+    EXPECT_THAT(refused.out, HasSubstr("error: --reference-scale: '")) << bad;
+    EXPECT_THAT(refused.out, HasSubstr("give a positive number")) << bad;
+  }
+}
+
 TEST(PelabCli, BenchRefusesBadInput) {
   const Result misspelt = pelab("bench lerned");
   EXPECT_EQ(misspelt.exit_code, 1);

@@ -14,6 +14,7 @@
 #include "pelab/base/error.h"
 #include "pelab/io/file_io.h"
 #include "pelab/plugins/registry.h"
+#include "report/comparisons.h"
 #include "report/phase_diagram.h"
 #include "report/report.h"
 #include "test_support.h"
@@ -265,6 +266,23 @@ TEST_F(ReportFolder, ComparesTheScalesOfASeriesPairedOnTheirSeeds) {
   EXPECT_THAT(csv, HasSubstr("points,probe/rsa/spearman,\"learned, normal std=0.2\",\"learned, "
                              "normal std=2\",paired,2,-0.7"));
   EXPECT_THAT(csv, Not(HasSubstr("probe/rsa/p_value")));
+}
+
+// --reference-scale: every scale of a series against the one asked for (here the large-norm
+// start, so 0.2 - 2 on the same seeds: +35.0 points); a series without it keeps its smallest.
+TEST_F(ReportFolder, EveryScaleIsComparedWithTheReferenceScaleAskedFor) {
+  report::ReportOptions options;
+  options.gnuplot = "/nonexistent/gnuplot";
+  options.reference_scale = 2.0;
+  report::write_report(dir_ / "exp", &registry_, options);
+  std::string md = test::slurp(dir_ / "exp/report.md");
+  EXPECT_THAT(md, HasSubstr("against the series' init scale 2 (--reference-scale"));
+  EXPECT_THAT(md, HasSubstr("| learned, normal std=0.2 | learned, normal std=2 | 2 | +35.0 "));
+  EXPECT_THAT(md, Not(HasSubstr("| learned, normal std=2 | learned, normal std=0.2 |")));
+  options.reference_scale = 7.0;
+  report::write_report(dir_ / "exp", &registry_, options);
+  md = test::slurp(dir_ / "exp/report.md");
+  EXPECT_THAT(md, HasSubstr("| learned, normal std=2 | learned, normal std=0.2 | 2 | -35.0 "));
 }
 
 // A probe's p-values are combined over seeds (Fisher's method), never averaged: 0.01 and 0.2 give
@@ -567,6 +585,38 @@ TEST_F(ReportFolder, AHostExecutionKeyNeitherSplitsAPointNorADiagram) {
   const auto rows = report::phase_table(diagrams[0], "test/all/accuracy", 100.0, "{:.1f}", &header);
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_THAT(rows[1], ElementsAre("4", "90.0 ± 0.0 (2)", "90.0 ± 0.0 (2)"));
+}
+
+// A run written before a plugin gained a key, beside runs written after that spell the key out at
+// its default, is of the same configuration: the report tells no points apart by the key, nor by a
+// probe's keys (probes run on the trained model).
+TEST_F(ReportFolder, AKeyAddedSinceARunWasWrittenTellsNoPointsApart) {
+  for (const double std : {0.2, 2.0}) {
+    for (const int seed : {1, 2}) {
+      const std::string point = fmt::format("pe.init.std={}", format_number(std));
+      write_run(point, seed, learned(std), 1.0, 0.5 + std / 10, 0.5, "upgraded");
+      const bool newer = std == 2.0;  // written by a pelab that spells the new keys out
+      std::ofstream(dir_ / ("upgraded/" + point + "/seed-" + std::to_string(seed) + "/config.toml"))
+          << fmt::format(
+                 "[experiment]\nname = \"upgraded\"\nseeds = [{}]\npoint = \"{}\"\n\n[task]\n"
+                 "plugin = \"marker_position\"\ntokens = 4\n\n[model]\nlayers = 2\nd_model = "
+                 "4\n{}\n[train]\nepochs = 2\n\n[[probe]]\nplugin = \"rsa\"\n{}\n",
+                 seed, point, newer ? "mlp_ratio = 4\n" : "", newer ? "metric = \"cosine\"\n" : "")
+          << learned(std);
+    }
+  }
+  const report::Experiment experiment = report::collect(dir_ / "upgraded", &registry_);
+  ASSERT_EQ(experiment.points.size(), 2u);
+  EXPECT_EQ(experiment.points[0].series, experiment.points[1].series);
+  for (const auto& point : experiment.points) {
+    EXPECT_THAT(point.label, Not(HasSubstr("mlp_ratio"))) << point.label;
+    EXPECT_THAT(point.label, Not(HasSubstr("probe"))) << point.label;
+  }
+  // One series, so the larger scale is compared with the smaller on the seeds both hold.
+  const report::Inference inference =
+      report::infer(experiment, {{"accuracy", "Accuracy", "accuracy", 100.0, "{:.1f}"}});
+  ASSERT_FALSE(inference.tables.empty());
+  EXPECT_EQ(inference.tables[0].rows.size(), 1u);
 }
 
 // The series of a family follow their other axis as numbers: heads 4 before 16, though the

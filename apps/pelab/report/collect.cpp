@@ -247,7 +247,12 @@ class Collector {
     if (!by_point_.count(point)) {
       order_.push_back(point);
       by_point_[point].point = point;
-      descriptions_[point] = describe_pe(run_folder.read_stored_config(), registry_, warnings_);
+      // Resolved where the plugins are at hand: a run written before a plugin gained a key and one
+      // written after are then the same configuration, not two points told apart by it.
+      descriptions_[point] =
+          describe_pe(registry_ != nullptr ? run_folder.read_resolved_config(*registry_)
+                                           : run_folder.read_stored_config(),
+                      registry_, warnings_);
       experiment_of_point_[point] = experiment_name;
       // The splits in the order the first run of each point lists them: a point may evaluate on
       // splits the others do not (a PE with dropout evaluated both ways).
@@ -361,7 +366,9 @@ class Collector {
     }
     std::vector<std::string> differing;
     for (const auto& key : keys) {
-      if (key.rfind("experiment.", 0) == 0 || host_execution_keys().count(key) != 0 ||
+      // Probes run on the trained model: they tell no two points apart.
+      if (key.rfind("experiment.", 0) == 0 || key.rfind("probe.", 0) == 0 ||
+          host_execution_keys().count(key) != 0 ||
           key == descriptions_[members.front()].scale_key) {
         continue;
       }

@@ -175,19 +175,29 @@ bool is_instance_key(const std::string& key) {
 
 namespace {
 
-// Within each series, every init scale against the series' smallest, on `key`; Holm over the
-// table.
+bool same_scale(double a, double b) {
+  return std::abs(a - b) <= 1e-12 * std::max(1.0, std::abs(b));
+}
+
+// Within each series, every init scale against the series' reference (options.reference_scale
+// where the series has it, else its smallest), on `key`; Holm over the table.
 ComparisonTable scale_comparisons(const Experiment& experiment, const std::string& key,
                                   const MetricDisplay& display, const std::string& split,
                                   const InferenceOptions& options) {
   ComparisonTable table{key, display, split, {}};
-  // Points come by series, then scale: the first of a series with a scale is its reference.
+  // Points come by series, then scale: the first of a series with a scale is its smallest.
   std::map<std::string, const Point*> reference;
   for (const Point& point : experiment.points) {
     if (!point.init_scale || !has_values(point, key)) continue;
     const auto [it, first] = reference.emplace(point.series, &point);
-    if (first) continue;
-    const Point& a = *it->second;
+    if (!first && options.reference_scale &&
+        same_scale(*point.init_scale, *options.reference_scale))
+      it->second = &point;
+  }
+  for (const Point& point : experiment.points) {
+    if (!point.init_scale || !has_values(point, key)) continue;
+    const Point& a = *reference.at(point.series);
+    if (&a == &point) continue;
     table.rows.push_back({key, a.label, point.label, a.point, point.point,
                           compare(by_seed(a, key), by_seed(point, key), options)});
   }
@@ -205,6 +215,7 @@ ComparisonTable scale_comparisons(const Experiment& experiment, const std::strin
 Inference infer(const Experiment& experiment, const std::vector<MetricDisplay>& metrics,
                 const InferenceOptions& options) {
   Inference inference;
+  inference.options = options;
   for (const MetricDisplay& metric : metrics) {
     for (const std::string& split : evaluation_splits(experiment)) {
       const std::string key = split + "/all/" + metric.metric;

@@ -49,6 +49,7 @@ struct InstanceComparison {
 };
 
 struct Inference {
+  InferenceOptions options;  // as the tables were computed
   std::vector<ComparisonTable> tables;
   std::vector<InstanceComparison> instances;
 };

@@ -25,6 +25,9 @@ struct InferenceOptions {
   /// random (Monte Carlo, p = (hits + 1) / (draws + 1)).
   std::int64_t exact_limit = 1 << 20;
   double alpha = 0.05;
+  /// The scale each series' other scales are compared with (`pelab report --reference-scale`);
+  /// unset, or where a series has no such point, its smallest.
+  std::optional<double> reference_scale;
 };
 
 /// One condition's values over seeds.

@@ -504,10 +504,17 @@ void add_condition_table(Document& doc, const Experiment& experiment, const Comp
 void add_comparison_sections(Document& doc, const Experiment& experiment,
                              const Inference& inference) {
   if (inference.tables.empty() && inference.instances.empty()) return;
-  const InferenceOptions options;
+  const InferenceOptions& options = inference.options;
+  const std::string reference =
+      options.reference_scale
+          ? fmt::format(
+                "the series' init scale {} (--reference-scale; a series without it: its "
+                "smallest)",
+                format_number(*options.reference_scale))
+          : "the series' smallest";
   doc.heading(2, "Comparisons");
   doc.paragraph(fmt::format(
-      "Within each series, every init scale against the series' smallest (B - A, in the units "
+      "Within each series, every init scale against {} (B - A, in the units "
       "of the tables above). Paired on the seeds both points hold: the mean of the per-seed "
       "differences, a 95% percentile bootstrap CI ({} resamples of the seeds, seeded) and a "
       "two-sided sign-flip permutation test (every flip enumerated up to 2^20); points whose "
@@ -518,7 +525,7 @@ void add_comparison_sections(Document& doc, const Experiment& experiment,
       "smallest attainable p is above 0.05 (2/2^n: 0.25 at n = 3). Per point: mean with its "
       "bootstrap CI, median and interquartile mean (the spread over seeds is often heavy-tailed), "
       "and the seeds that failed (a non-finite value). comparisons.csv has every row.",
-      options.resamples));
+      reference, options.resamples));
   for (const ComparisonTable& table : inference.tables) {
     doc.paragraph(table.split.empty()
                       ? fmt::format("{}, final PE:", table.display.title)
@@ -924,7 +931,9 @@ ReportResult write_report(const std::vector<std::string>& dirs, const std::strin
 
   const Tables tables = make_tables(experiment);
   result.metrics_table = tables.metrics_text;
-  const Inference inference = infer(experiment, tables.metrics);
+  InferenceOptions inference_options;
+  inference_options.reference_scale = options.reference_scale;
+  const Inference inference = infer(experiment, tables.metrics, inference_options);
   write_file_atomically(folder.comparisons_file(), comparisons_csv(inference));
   result.files.push_back(folder.comparisons_file());
   result.comparisons_text = comparisons_text(inference);

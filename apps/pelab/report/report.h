@@ -144,6 +144,8 @@ std::vector<Figure> make_figures(const Experiment& experiment, const Geometry& g
 struct ReportOptions {
   /// The gnuplot program; empty: $PELAB_GNUPLOT or `gnuplot`.
   std::string gnuplot;
+  /// The init scale each series' other scales are compared with (InferenceOptions).
+  std::optional<double> reference_scale;
 };
 
 /// What write_report produced.

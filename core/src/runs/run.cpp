@@ -55,17 +55,6 @@ std::map<std::string, double> final_metrics(const std::vector<MetricRow>& rows) 
   return result;
 }
 
-// A stored configuration as this pelab resolves it: keys added since the run was written take their
-// defaults, so that an upgrade alone is not a difference. A file that no longer resolves (a key
-// since removed) is compared as it is, and the comparison names what changed.
-StoredConfig resolved_again(const RunFolder& folder, Registry& registry) {
-  try {
-    return StoredConfig::parse(folder.read_config(registry).to_toml(), folder.config_path());
-  } catch (const Error&) {
-    return folder.read_stored_config();
-  }
-}
-
 // A run folder may only be reused for the same configuration (resuming may extend the epochs).
 void check_same_config(const RunFolder& folder, const StoredConfig& current, bool resuming,
                        Registry& registry) {
@@ -75,7 +64,7 @@ void check_same_config(const RunFolder& folder, const StoredConfig& current, boo
   std::set<std::string> ignored = host_execution_keys();
   ignored.insert("experiment.description");
   if (resuming) ignored.insert("train.epochs");
-  const auto differences = resolved_again(folder, registry).differences(current, ignored);
+  const auto differences = folder.read_resolved_config(registry).differences(current, ignored);
   if (differences.empty()) return;
   std::string listed;
   for (const auto& difference : differences)

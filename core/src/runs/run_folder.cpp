@@ -385,6 +385,14 @@ StoredConfig RunFolder::read_stored_config() const {
   return StoredConfig::parse(read_config_text(), config_path());
 }
 
+StoredConfig RunFolder::read_resolved_config(Registry& registry) const {
+  try {
+    return StoredConfig::parse(read_config(registry).to_toml(), config_path());
+  } catch (const Error&) {
+    return read_stored_config();
+  }
+}
+
 std::string RunFolder::read_config_text() const {
   PELAB_CHECK(has_config(),
               "'{}' is not a run folder: it has no config.toml (a run folder is "

@@ -185,6 +185,11 @@ class PELAB_API RunFolder {
   void write_config(const RunConfig& config) const;
   /// config.toml as stored, without resolving it (see StoredConfig).
   StoredConfig read_stored_config() const;
+  /// config.toml as this pelab resolves it: keys added to a plugin since the run was written take
+  /// their defaults, so that an upgrade alone is no difference between two runs. A file that no
+  /// longer resolves (a key since removed, a plugin not on the path) is read as it is stored, and a
+  /// comparison then names what changed.
+  StoredConfig read_resolved_config(Registry& registry) const;
   /// The stored configuration resolved by this pelab (keys added since take their defaults), with
   /// `text` in place of the file when given and `overrides` applied. A folder written before the
   /// sweep point was a key (`# sweep point: ...` comment) still reads.
