@@ -52,5 +52,20 @@ sys.exit(0 if sys.argv[2] in text else 1)' "$source_dir/$doc" "$quoted"; then
     failed=$((failed + 1))
   fi
 done <"$claims"
+# The transfer tests of docs/robustness.md (groups of source runs, unpaired): computed by
+# docs/results/transfer_many.py from its archive, each line as the doc's tables quote it.
+transfer="$work/transfer"
+mkdir -p "$transfer"
+tar -xJf "$source_dir/docs/results/netsim-transfer-many.tar.xz" -C "$transfer"
+while IFS= read -r quoted; do
+  checked=$((checked + 1))
+  if ! /usr/bin/python3 -c 'import re, sys
+text = re.sub(r"\s+", " ", open(sys.argv[1]).read()).replace("[95% CI ", "[")
+sys.exit(0 if sys.argv[2] in text else 1)' "$source_dir/docs/robustness.md" "$quoted"; then
+    echo "FAIL: docs/robustness.md does not say what netsim-transfer-many.tar.xz gives: $quoted"
+    failed=$((failed + 1))
+  fi
+done < <(/usr/bin/python3 "$source_dir/docs/results/transfer_many.py" --claims \
+           "$transfer/netsim-transfer-many" || echo "transfer_many.py failed")
 [ "$failed" = 0 ] || exit 1
 echo "$checked claim(s) of the docs re-derived from their archives"
