@@ -78,14 +78,15 @@ torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x, PositionalEncod
 
   // One GEMM for q, k and v; then [batch, heads, tokens, head_dim] views. Unbinding (rather than
   // indexing three times) makes backward write the three gradients into one tensor once, not
-  // into three zero-filled copies of it that are then summed.
+  // into three zero-filled copies of it that are then summed; unbinding the q/k/v axis where the
+  // GEMM's output has it (rather than after a permute) makes that tensor the GEMM's layout, so
+  // the view's backward needs no further copy.
   const std::vector<torch::Tensor> qkv = torch::linear(x, in_proj_weight, in_proj_bias)
                                              .view({batch, tokens, 3, heads_, head_dim})
-                                             .permute({2, 0, 3, 1, 4})
-                                             .unbind(0);
-  torch::Tensor q = qkv[0];
-  torch::Tensor k = qkv[1];
-  const torch::Tensor v = qkv[2];
+                                             .unbind(2);
+  torch::Tensor q = qkv[0].transpose(1, 2);
+  torch::Tensor k = qkv[1].transpose(1, 2);
+  const torch::Tensor v = qkv[2].transpose(1, 2);
   if (pe != nullptr && pe->has_hook(PositionalEncoding::kRotary)) {
     std::tie(q, k) = pe->rotate(q, k);
   }
