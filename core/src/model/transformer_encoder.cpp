@@ -125,6 +125,11 @@ EncoderBlockImpl::EncoderBlockImpl(const ModelConfig& config) : config_(config) 
 
 torch::Tensor EncoderBlockImpl::forward(const torch::Tensor& x, PositionalEncoding* pe,
                                         torch::Tensor* weights) {
+  // The residual stream in the parameters' precision: under bf16 autocast the projections return
+  // bf16, which an additive PE's fp32 table turns back into fp32 but a PE that adds nothing
+  // (none, rotary, attention biases) does not, and LibTorch 1.13's LayerNorm refuses bf16 input
+  // with fp32 weights. A no-op in fp32, and where an additive PE has already done it.
+  const torch::Tensor stream = x.to(norm1->weight.scalar_type());
   auto mlp = [&](const torch::Tensor& h) {
     torch::Tensor out = linear(torch::gelu(linear(h, linear1)), linear2);
     return config_.final_gelu ? torch::gelu(out) : out;
@@ -133,10 +138,11 @@ torch::Tensor EncoderBlockImpl::forward(const torch::Tensor& x, PositionalEncodi
     return maybe_dropout(out, config_.residual_dropout, is_training());
   };
   if (config_.norm == ModelConfig::Norm::kPost) {
-    const torch::Tensor h = norm1->forward(x + branch(attention->forward(x, pe, weights)));
+    const torch::Tensor h =
+        norm1->forward(stream + branch(attention->forward(stream, pe, weights)));
     return norm2->forward(h + branch(mlp(h)));
   }
-  const torch::Tensor h = x + branch(attention->forward(norm1->forward(x), pe, weights));
+  const torch::Tensor h = stream + branch(attention->forward(norm1->forward(stream), pe, weights));
   return h + branch(mlp(norm2->forward(h)));
 }
 

@@ -16,6 +16,7 @@
 #include <pelab/sdk.h>
 
 #include "../../common/coordinates.h"
+#include "../../common/full_precision.h"
 
 namespace pelab {
 namespace {
@@ -41,7 +42,11 @@ class FourierLearnable : public PositionalEncoding {
 
   // Recomputed on every call; differentiable in W_r and the MLP.
   torch::Tensor table() override {
-    const torch::Tensor projected = torch::matmul(coordinates_, frequencies_.t());  // [N, F/2]
+    torch::Tensor projected;  // [N, F/2]: angles, in the parameters' precision under autocast too
+    {
+      const plugin_common::FullPrecision full_precision;
+      projected = torch::matmul(coordinates_, frequencies_.t());
+    }
     const torch::Tensor features = torch::cat({projected.cos(), projected.sin()}, 1) /
                                    std::sqrt(static_cast<double>(fourier_dim_));
     return output_->forward(torch::gelu(hidden_->forward(features)));

@@ -25,6 +25,7 @@
 
 #include <pelab/sdk.h>
 
+#include "../../common/full_precision.h"
 #include "../../common/rotary.h"
 #include "../../common/rotary_positions.h"
 
@@ -96,13 +97,17 @@ class Liere : public PositionalEncoding {
   }
 
  private:
-  // [heads, N, blocks, entries]: sum_a p_{t,a} U_a, each token's generator's upper triangle.
+  // [heads, N, blocks, entries]: sum_a p_{t,a} U_a, each token's generator's upper triangle, in
+  // the parameters' precision under autocast too.
   torch::Tensor generator_weights() const {
+    const plugin_common::FullPrecision full_precision;
     return torch::einsum("ta,hake->htke", {positions_, generators_});
   }
 
-  // [heads, N, blocks, b, b]: exp(A) of each token's generator A = U - U^T.
+  // [heads, N, blocks, b, b]: exp(A) of each token's generator A = U - U^T, in the parameters'
+  // precision under autocast too (in bf16 the exponential of LieRE's large generators is NaN).
   torch::Tensor rotations() const {
+    const plugin_common::FullPrecision full_precision;
     return torch::matrix_exp(plugin_common::skew_from_upper(generator_weights(), block_));
   }
 

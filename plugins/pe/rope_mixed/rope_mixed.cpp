@@ -29,6 +29,7 @@
 
 #include <pelab/sdk.h>
 
+#include "../../common/full_precision.h"
 #include "../../common/rotary.h"
 #include "../../common/rotary_positions.h"
 
@@ -50,9 +51,15 @@ class RopeMixed : public PositionalEncoding {
   std::pair<torch::Tensor, torch::Tensor> rotate(const torch::Tensor& q,
                                                  const torch::Tensor& k) override {
     plugin_common::check_rotary_inputs("rope_mixed", q, k, tokens_, head_dim_);
-    // [heads, N, pairs] = positions [N, k] . frequencies [heads, pairs, k]: once a step.
-    const torch::Tensor angle = torch::matmul(positions_, frequencies_.transpose(1, 2));
-    const torch::Tensor cos = angle.cos(), sin = angle.sin();
+    // [heads, N, pairs] = positions [N, k] . frequencies [heads, pairs, k]: once a step, in the
+    // parameters' precision under autocast too.
+    torch::Tensor cos, sin;
+    {
+      const plugin_common::FullPrecision full_precision;
+      const torch::Tensor angle = torch::matmul(positions_, frequencies_.transpose(1, 2));
+      cos = angle.cos();
+      sin = angle.sin();
+    }
     return {plugin_common::rotate_pairs(q, cos, sin), plugin_common::rotate_pairs(k, cos, sin)};
   }
 

@@ -17,6 +17,7 @@
 
 #include <pelab/sdk.h>
 
+#include "../../common/full_precision.h"
 #include "../../common/rotary.h"
 #include "../../common/rotary_positions.h"
 
@@ -42,10 +43,16 @@ class String : public PositionalEncoding {
   std::pair<torch::Tensor, torch::Tensor> rotate(const torch::Tensor& q,
                                                  const torch::Tensor& k) override {
     plugin_common::check_rotary_inputs("string", q, k, tokens_, head_dim_);
-    // x P^T over [batch, heads, N, head_dim] rows: P q for every token. Once a step.
-    const torch::Tensor transposed = orthogonal_basis().transpose(-2, -1).unsqueeze(0);
-    const torch::Tensor angle = torch::matmul(positions_, frequencies_.transpose(1, 2));
-    const torch::Tensor cos = angle.cos(), sin = angle.sin();
+    // x P^T over [batch, heads, N, head_dim] rows: P q for every token. The basis and the angles
+    // once a step, in the parameters' precision under autocast too.
+    torch::Tensor transposed, cos, sin;
+    {
+      const plugin_common::FullPrecision full_precision;
+      transposed = orthogonal_basis().transpose(-2, -1).unsqueeze(0);
+      const torch::Tensor angle = torch::matmul(positions_, frequencies_.transpose(1, 2));
+      cos = angle.cos();
+      sin = angle.sin();
+    }
     return {plugin_common::rotate_pairs(torch::matmul(q, transposed), cos, sin),
             plugin_common::rotate_pairs(torch::matmul(k, transposed), cos, sin)};
   }

@@ -20,7 +20,8 @@ class TrainerTest : public ::testing::Test {
  protected:
   // 64 training samples in batches of 16: 4 steps an epoch.
   std::unique_ptr<Trainer> make(const std::vector<std::string>& train_overrides,
-                                const std::vector<std::string>& model_overrides = {}) {
+                                const std::vector<std::string>& model_overrides = {},
+                                const std::string& pe = "") {
     const std::string manifest = R"([experiment]
 name = "trainer"
 seeds = [1]
@@ -45,6 +46,7 @@ epochs = 10
       overrides.push_back("train." + text);
     for (const auto& text : model_overrides)
       overrides.push_back("model." + text);
+    if (!pe.empty()) overrides.push_back("pe=" + pe);
     const RunConfig config =
         Manifest::from_string(manifest, "trainer.toml", registry_, overrides).runs().front();
     torch::manual_seed(1);
@@ -173,6 +175,23 @@ TEST_F(TrainerTest, Bf16AutocastTrainsFp32Parameters) {
   for (const MetricRow& row : bf16->evaluate(1))
     EXPECT_TRUE(std::isfinite(row.value)) << row.split << " " << row.metric;
   EXPECT_FALSE(at::autocast::is_cpu_enabled());  // the scope ended with the step
+}
+
+// A PE that adds nothing to the tokens (none, rotary, attention biases) leaves the residual stream
+// in the projection's bf16, where an additive PE's fp32 table made it fp32: each block reads it in
+// its parameters' precision, or LibTorch 1.13's LayerNorm refuses bf16 input with fp32 weights
+// ("expected scalar type BFloat16 but found Float").
+TEST_F(TrainerTest, Bf16AutocastTrainsWithAPEThatAddsNothing) {
+  for (const std::string pe :
+       {R"({ plugin = "none" })", R"({ plugin = "rotary_1d" })", R"({ plugin = "alibi" })"}) {
+    for (const char* norm : {"norm=\"post\"", "norm=\"pre\""}) {
+      SCOPED_TRACE(pe + " " + norm);
+      auto bf16 = make({"precision=\"bf16\""}, {norm}, pe);
+      EXPECT_TRUE(std::isfinite(bf16->train_epoch()));
+      for (const MetricRow& row : bf16->evaluate(1))
+        EXPECT_TRUE(std::isfinite(row.value)) << row.split << " " << row.metric;
+    }
+  }
 }
 
 TEST_F(TrainerTest, ANonFiniteLossIsAnErrorNamingTheStep) {

@@ -9,7 +9,9 @@
 #include <cmath>
 #include <memory>
 #include <string>
+#include <tuple>
 
+#include <ATen/autocast_mode.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -22,6 +24,24 @@ namespace pelab {
 namespace {
 
 using ::testing::HasSubstr;
+
+// bf16 autocast on the CPU for one scope, as the trainer's train.precision = "bf16" sets it.
+class Bf16AutocastScope {
+ public:
+  Bf16AutocastScope() : previous_(at::autocast::get_autocast_cpu_dtype()) {
+    at::autocast::set_cpu_enabled(true);
+    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+    at::autocast::increment_nesting();
+  }
+  ~Bf16AutocastScope() {
+    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+    at::autocast::set_cpu_enabled(false);
+    at::autocast::set_autocast_cpu_dtype(previous_);
+  }
+
+ private:
+  at::ScalarType previous_;
+};
 
 class LiereTest : public ::testing::Test {
  protected:
@@ -156,6 +176,30 @@ TEST_F(LiereTest, GradientsMatchFiniteDifferencesThroughTheMatrixExponential) {
     test::expect_rotary_gradients_match_finite_differences(*pe, {"positions", "generators"}, 2, 4,
                                                            8);
   }
+}
+
+// Under bf16 autocast the generators and their exponential stay in the parameters' precision
+// (in bf16 the exponential of LieRE's uniform [0, 2 pi) generators was NaN, and every run with
+// train.precision = "bf16" failed at its first step): only the turn itself, a product, runs in
+// bf16, so q and k come out as in fp32 to bf16's rounding.
+TEST_F(LiereTest, UnderBf16AutocastTheRotationsStayInFullPrecision) {
+  torch::manual_seed(4);
+  PluginSpec liere = registry_.default_spec(PluginKind::kPositionalEncoding, "liere");
+  liere.params.set("positions", std::string("learned"));
+  liere.params.set("block_size", std::int64_t{8});
+  const auto pe = make(liere, Layout::sequence(6, false), 32, 2);
+  const torch::Tensor q = torch::randn({2, 2, 6, 16});
+  const torch::Tensor k = torch::randn({2, 2, 6, 16});
+  const auto [fq, fk] = pe->rotate(q, k);
+  torch::Tensor aq, ak;
+  {
+    const Bf16AutocastScope autocast;
+    std::tie(aq, ak) = pe->rotate(q, k);
+  }
+  ASSERT_TRUE(torch::isfinite(aq).all().item<bool>());
+  ASSERT_TRUE(torch::isfinite(ak).all().item<bool>());
+  EXPECT_TRUE(torch::allclose(aq.to(torch::kFloat), fq, 0.05, 0.05));
+  EXPECT_TRUE(torch::allclose(ak.to(torch::kFloat), fk, 0.05, 0.05));
 }
 
 TEST_F(LiereTest, TrainsInAModel) {

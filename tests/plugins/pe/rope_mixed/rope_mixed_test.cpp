@@ -7,7 +7,9 @@
 #include <cmath>
 #include <memory>
 #include <string>
+#include <tuple>
 
+#include <ATen/autocast_mode.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -20,6 +22,24 @@ namespace pelab {
 namespace {
 
 using ::testing::HasSubstr;
+
+// bf16 autocast on the CPU for one scope, as the trainer's train.precision = "bf16" sets it.
+class Bf16AutocastScope {
+ public:
+  Bf16AutocastScope() : previous_(at::autocast::get_autocast_cpu_dtype()) {
+    at::autocast::set_cpu_enabled(true);
+    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+    at::autocast::increment_nesting();
+  }
+  ~Bf16AutocastScope() {
+    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+    at::autocast::set_cpu_enabled(false);
+    at::autocast::set_autocast_cpu_dtype(previous_);
+  }
+
+ private:
+  at::ScalarType previous_;
+};
 
 class RopeMixedTest : public ::testing::Test {
  protected:
@@ -127,6 +147,23 @@ TEST_F(RopeMixedTest, TheMixedStartIsARandomRotationOfTheLadderPerHead) {
 }
 
 // Both parameters' gradients against central differences, in double precision.
+// Under bf16 autocast the angles stay in the parameters' precision: a bf16 angle of about 3 would
+// be off by up to 0.008, and the turned q and k with it. The same q and k turn exactly as in fp32.
+TEST_F(RopeMixedTest, UnderBf16AutocastTheAnglesStayInFullPrecision) {
+  torch::manual_seed(3);
+  const auto pe = make(spec("coordinates"), grid(), 32, 2);
+  const torch::Tensor q = torch::randn({2, 2, 12, 16});
+  const torch::Tensor k = torch::randn({2, 2, 12, 16});
+  const auto [fq, fk] = pe->rotate(q, k);
+  torch::Tensor aq, ak;
+  {
+    const Bf16AutocastScope autocast;
+    std::tie(aq, ak) = pe->rotate(q, k);
+  }
+  EXPECT_TRUE(torch::equal(aq, fq));
+  EXPECT_TRUE(torch::equal(ak, fk));
+}
+
 TEST_F(RopeMixedTest, GradientsMatchFiniteDifferences) {
   torch::manual_seed(4);
   const auto pe =
