@@ -68,10 +68,15 @@ int StatusCommand::execute() {
              statuses.size(), counts[RunState::kDone], counts[RunState::kRunning],
              counts[RunState::kFailed], counts[RunState::kInterrupted], counts[RunState::kPending]);
   if (const auto estimate = estimate_remaining(statuses)) {
+    const std::string own_points = estimate->runs_at_their_points_pace == 0
+                                       ? ""
+                                       : fmt::format("; {} run(s) at their own point's pace",
+                                                     estimate->runs_at_their_points_pace);
     fmt::print(
-        "about {} left at {} run(s) at a time (the pace of {}, {:.3g} s an epoch; an estimate)\n",
+        "about {} left at {} run(s) at a time (the pace of {}, {:.3g} s an epoch{}; an "
+        "estimate)\n",
         format_duration(estimate->seconds_left), estimate->at_a_time, estimate->pace_source,
-        estimate->seconds_per_epoch);
+        estimate->seconds_per_epoch, own_points);
   }
   return counts[RunState::kDone] == statuses.size() ? 0 : 1;
 }

@@ -184,6 +184,29 @@ TEST(SweepStatusTest, TheTimeLeftIsAtThePaceOfTheFinishedRuns) {
   EXPECT_DOUBLE_EQ(estimate->seconds_left, (90.0 + 150.0 + 300.0 + 60.0) / 2);
 }
 
+// Points that differ in cost: a run left is estimated at its own point's pace where one of its
+// seeds has finished (a costlier PE at 8 s an epoch beside a cheap one at 2), else at the median of
+// all finished runs.
+TEST(SweepStatusTest, ARunLeftGoesAtItsOwnPointsPace) {
+  auto at = [](const std::string& dir, RunStatus status) {
+    status.dir = dir;
+    return status;
+  };
+  const std::vector<RunStatus> statuses = {
+      at("cheap/seed-1", status_of(RunState::kDone, 10, 10, 20.0)),   // 2 s an epoch
+      at("cheap/seed-2", status_of(RunState::kDone, 10, 10, 20.0)),   // 2
+      at("costly/seed-1", status_of(RunState::kDone, 10, 10, 80.0)),  // 8
+      at("costly/seed-2", status_of(RunState::kPending, -1, -1)),     // 10 epochs x 8 s
+      at("cheap/seed-3", status_of(RunState::kInterrupted, 5, 10)),   // 5 epochs x 2 s
+      at("unseen/seed-1", status_of(RunState::kPending, -1, -1)),     // 10 x the median, 2 s
+  };
+  const auto estimate = estimate_remaining(statuses);
+  ASSERT_TRUE(estimate.has_value());
+  EXPECT_DOUBLE_EQ(estimate->seconds_per_epoch, 2.0);
+  EXPECT_EQ(estimate->runs_at_their_points_pace, 2u);
+  EXPECT_DOUBLE_EQ(estimate->seconds_left, 80.0 + 10.0 + 20.0);
+}
+
 TEST(SweepStatusTest, WithoutFinishedRunsTheRunningRunsSetThePace) {
   const std::vector<RunStatus> statuses = {
       status_of(RunState::kRunning, 10, 50, -1, 80.0),  // 2 s an epoch

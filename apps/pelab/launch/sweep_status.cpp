@@ -1,6 +1,7 @@
 #include "launch/sweep_status.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -31,6 +32,12 @@ std::int64_t configured_epochs(const RunFolder& folder) {
   } catch (const Error&) {
     return -1;
   }
+}
+
+// The point a run belongs to: its folder's parent (<point>/seed-<n>).
+std::string point_of(const RunStatus& status) {
+  const auto slash = status.dir.rfind('/');
+  return slash == std::string::npos ? std::string() : status.dir.substr(0, slash);
 }
 
 }  // namespace
@@ -121,10 +128,13 @@ std::vector<RunStatus> sweep_status(const std::string& experiment_dir) {
 
 std::optional<SweepEstimate> estimate_remaining(const std::vector<RunStatus>& statuses) {
   std::vector<double> finished_pace, running_pace, epochs;
+  std::map<std::string, std::vector<double>> finished_pace_of_point;
   for (const auto& status : statuses) {
     if (status.epochs > 0) epochs.push_back(static_cast<double>(status.epochs));
-    if (status.state == RunState::kDone && status.wall_seconds > 0 && status.epochs > 0)
+    if (status.state == RunState::kDone && status.wall_seconds > 0 && status.epochs > 0) {
       finished_pace.push_back(status.wall_seconds / static_cast<double>(status.epochs));
+      finished_pace_of_point[point_of(status)].push_back(finished_pace.back());
+    }
     if (status.state == RunState::kRunning && status.owner->eta_seconds >= 0 &&
         status.epochs > status.epoch && status.epoch >= 0) {
       running_pace.push_back(status.owner->eta_seconds /
@@ -158,7 +168,13 @@ std::optional<SweepEstimate> estimate_remaining(const std::vector<RunStatus>& st
     const double total = status.epochs > 0 ? static_cast<double>(status.epochs) : typical_epochs;
     if (total <= 0) return std::nullopt;
     const double done = status.epoch > 0 ? static_cast<double>(status.epoch) : 0.0;
-    work += std::max(total - done, 0.0) * estimate.seconds_per_epoch;
+    // Points may differ in cost (a larger model, a costlier PE): a run's own point's pace where
+    // some of its seeds have finished.
+    const auto own = finished_pace_of_point.find(point_of(status));
+    const bool has_own = own != finished_pace_of_point.end();
+    if (has_own) ++estimate.runs_at_their_points_pace;
+    work +=
+        std::max(total - done, 0.0) * (has_own ? median(own->second) : estimate.seconds_per_epoch);
   }
   if (left == 0) return std::nullopt;
   estimate.at_a_time = std::min(std::max<std::size_t>(running, 1), left);

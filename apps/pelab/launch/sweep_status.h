@@ -38,18 +38,22 @@ struct RunStatus {
 /// The state of one run folder.
 RunStatus run_status(const std::string& experiment_dir, const std::string& relative_dir);
 
-/// Every run of the experiment: those of the sweep record in order, then any other run folder found.
+/// Every run of the experiment: those of the sweep record in order, then any other run folder
+/// found.
 std::vector<RunStatus> sweep_status(const std::string& experiment_dir);
 
 /// How long the runs not done yet will take (failed ones aside: they run again only when the
-/// sweep is run again), at the pace of the finished runs (median wall seconds an epoch; else the
-/// running runs' own ETAs) and as many at a time as run now (at least one). An estimate for runs
-/// of one kind: a sweep whose points differ in cost (model sizes) is only roughly right.
+/// sweep is run again), at the pace of the finished runs (median wall seconds an epoch: of the
+/// run's own point where some of its seeds have finished, else of all; without finished runs, the
+/// running runs' own ETAs) and as many at a time as run now (at least one). A point none of whose
+/// runs has finished is assumed to cost what the others did: a sweep whose points differ in cost
+/// is only roughly right until each point has a finished run.
 struct SweepEstimate {
   double seconds_left = 0.0;
-  double seconds_per_epoch = 0.0;  // the pace assumed for runs not running now
+  double seconds_per_epoch = 0.0;  // the pace of all finished runs (or of the running ones)
   std::size_t at_a_time = 1;
-  std::string pace_source;  // "the finished runs" or "the running runs"
+  std::string pace_source;                    // "the finished runs" or "the running runs"
+  std::size_t runs_at_their_points_pace = 0;  // runs left estimated at their own point's pace
 };
 /// nullopt when nothing is left, or when no run has a pace yet.
 std::optional<SweepEstimate> estimate_remaining(const std::vector<RunStatus>& statuses);
