@@ -69,7 +69,10 @@ void claim_point(const RunConfig& config, const std::string& output_root, Regist
   if (!replace && fs::is_regular_file(file)) {
     const StoredConfig record = read_record(file, registry);
     const StoredConfig wanted = StoredConfig::parse(mine, "this run's configuration");
-    const auto differences = record.differences(wanted, per_run_keys());
+    // What makes a run what it is trained as: the per-run keys and the probes (which run on the
+    // trained model; a probe added to a manifest mid-sweep applies to the runs still to train)
+    // aside.
+    const auto differences = StoredConfig::identity_changes(record.identity(), wanted.identity());
     if (differences.empty()) {
       // The record keeps the latest length asked for, as a resumed run's config.toml does.
       if (record.toml("train.epochs") != wanted.toml("train.epochs"))

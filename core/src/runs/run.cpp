@@ -64,7 +64,14 @@ void check_same_config(const RunFolder& folder, const StoredConfig& current, boo
   std::set<std::string> ignored = host_execution_keys();
   ignored.insert("experiment.description");
   if (resuming) ignored.insert("train.epochs");
-  const auto differences = folder.read_resolved_config(registry).differences(current, ignored);
+  // Probes run on the trained model: a finished run keeps the probes it ran (`pelab probe` adds
+  // more), a resumed one runs the manifest's.
+  const StoredConfig stored = folder.read_resolved_config(registry);
+  for (const StoredConfig* config : {&stored, &current}) {
+    for (const auto& [key, value] : config->values)
+      if (key.rfind("probe.", 0) == 0) ignored.insert(key);
+  }
+  const auto differences = stored.differences(current, ignored);
   if (differences.empty()) return;
   std::string listed;
   for (const auto& difference : differences)

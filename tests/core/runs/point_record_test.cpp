@@ -71,5 +71,17 @@ TEST_F(PointRecordTest, TheFirstRunRecordsThePointAndTheOthersMustMatchIt) {
   EXPECT_THAT(claim_error(run()), HasSubstr("train.lr: 0.01 -> 0.0001"));
 }
 
+// Probes run on the trained model: a probe added to the manifest mid-sweep is no other
+// configuration of the point (as identity() has it).
+TEST_F(PointRecordTest, AProbeAddedMidSweepIsTheSamePoint) {
+  claim_point(run(), root_.path(), registry_, false);
+  const RunConfig probed =
+      Manifest::from_string(kPoint + "\n[[probe]]\nplugin = \"rsa\"\n", "points.toml", registry_)
+          .runs()
+          .at(1);
+  EXPECT_EQ(claim_error(probed), "");
+  EXPECT_EQ(claim_error(run()), "");  // and back
+}
+
 }  // namespace
 }  // namespace pelab
