@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include <ATen/autocast_mode.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -15,6 +16,26 @@
 #include "pelab/plugins/registry.h"
 
 namespace pelab::test {
+
+/// bf16 autocast on the CPU for one scope, as the trainer's train.precision = "bf16" sets it.
+class Bf16AutocastScope {
+ public:
+  Bf16AutocastScope() : previous_(at::autocast::get_autocast_cpu_dtype()) {
+    at::autocast::set_cpu_enabled(true);
+    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+    at::autocast::increment_nesting();
+  }
+  ~Bf16AutocastScope() {
+    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+    at::autocast::set_cpu_enabled(false);
+    at::autocast::set_autocast_cpu_dtype(previous_);
+  }
+  Bf16AutocastScope(const Bf16AutocastScope&) = delete;
+  Bf16AutocastScope& operator=(const Bf16AutocastScope&) = delete;
+
+ private:
+  at::ScalarType previous_;
+};
 
 // One training step of a small encoder with this PE in every block: the loss is finite, every PE
 // parameter gets a finite, nonzero gradient, and the PE makes the model position-aware (with no

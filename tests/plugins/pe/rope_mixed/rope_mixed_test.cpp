@@ -9,7 +9,6 @@
 #include <string>
 #include <tuple>
 
-#include <ATen/autocast_mode.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -22,24 +21,6 @@ namespace pelab {
 namespace {
 
 using ::testing::HasSubstr;
-
-// bf16 autocast on the CPU for one scope, as the trainer's train.precision = "bf16" sets it.
-class Bf16AutocastScope {
- public:
-  Bf16AutocastScope() : previous_(at::autocast::get_autocast_cpu_dtype()) {
-    at::autocast::set_cpu_enabled(true);
-    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
-    at::autocast::increment_nesting();
-  }
-  ~Bf16AutocastScope() {
-    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-    at::autocast::set_cpu_enabled(false);
-    at::autocast::set_autocast_cpu_dtype(previous_);
-  }
-
- private:
-  at::ScalarType previous_;
-};
 
 class RopeMixedTest : public ::testing::Test {
  protected:
@@ -157,7 +138,7 @@ TEST_F(RopeMixedTest, UnderBf16AutocastTheAnglesStayInFullPrecision) {
   const auto [fq, fk] = pe->rotate(q, k);
   torch::Tensor aq, ak;
   {
-    const Bf16AutocastScope autocast;
+    const test::Bf16AutocastScope autocast;
     std::tie(aq, ak) = pe->rotate(q, k);
   }
   EXPECT_TRUE(torch::equal(aq, fq));
