@@ -45,6 +45,9 @@ TEST(InferenceTest, UnpairedPermutationMatchesScipy) {
   EXPECT_EQ(c.n_b, 6u);
   EXPECT_NEAR(c.p, 0.2761904761904762, 1e-12);  // permutation_type='independent'
   EXPECT_THAT(c.method(), HasSubstr("unpaired (4 and 6 seeds"));
+  // n counts each condition's seeds, never their sum (10 would read as ten seeds a condition).
+  EXPECT_THAT(c.text("{:.2f}"), HasSubstr("not resolved at n = 6 + 4, unpaired (about "));
+  EXPECT_THAT(c.text("{:.2f}"), HasSubstr(" seeds a condition for 80% power)"));
 }
 
 // A small difference between values of a larger magnitude: each relabelling's statistic is

@@ -268,6 +268,19 @@ TEST_F(ReportFolder, ComparesTheScalesOfASeriesPairedOnTheirSeeds) {
   EXPECT_THAT(csv, Not(HasSubstr("probe/rsa/p_value")));
 }
 
+// Two points whose seeds differ are compared unpaired, and say so with each one's count: their
+// sum (5) would read as more seeds than either point has.
+TEST_F(ReportFolder, AnUnpairedComparisonCountsEachPointsSeeds) {
+  write_run("pe.init.std=0.2", 3, learned(0.2), 0.95, 0.85, 0.90);
+  report::ReportOptions options;
+  options.gnuplot = "/nonexistent/gnuplot";
+  const report::ReportResult result = report::write_report(dir_ / "exp", &registry_, options);
+  const std::string md = test::slurp(dir_ / "exp/report.md");
+  EXPECT_THAT(md, HasSubstr("not resolved at n = 2 + 3, unpaired"));
+  EXPECT_THAT(result.comparisons_text, HasSubstr("not resolved at n = 2 + 3, unpaired"));
+  EXPECT_THAT(result.comparisons_text, Not(HasSubstr("n = 5")));
+}
+
 // --reference-scale: every scale of a series against the one asked for (here the large-norm
 // start, so 0.2 - 2 on the same seeds: +35.0 points); a series without it keeps its smallest.
 TEST_F(ReportFolder, EveryScaleIsComparedWithTheReferenceScaleAskedFor) {

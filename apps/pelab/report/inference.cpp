@@ -359,12 +359,20 @@ std::string Comparison::text(const std::string& format, double factor) const {
   if (min_p > 0.05) out += fmt::format(" (the smallest attainable p at this n is {:.3g})", min_p);
   out += fmt::format(", Holm p = {:.3g}", p_holm);
   if (resolved()) {
-    out += fmt::format(": resolved at n = {}", n);
+    out += fmt::format(": resolved at {}", sample_size());
   } else {
-    out += fmt::format(": not resolved at n = {}", n);
-    if (seeds_for_power) out += fmt::format(" (about {} seeds for 80% power)", *seeds_for_power);
+    out += fmt::format(": not resolved at {}", sample_size());
+    if (seeds_for_power) {
+      out += fmt::format(" (about {} seeds{} for 80% power)", *seeds_for_power,
+                         paired ? "" : " a condition");
+    }
   }
   return out;
+}
+
+std::string Comparison::sample_size() const {
+  // In the order the difference reads, B - A.
+  return paired ? fmt::format("n = {}", n) : fmt::format("n = {} + {}, unpaired", n_b, n_a);
 }
 
 std::string Comparison::method() const {

@@ -72,6 +72,9 @@ struct Comparison {
   /// p 0.25 > 0.05), Holm p = 0.5: not resolved at n = 3 (about 14 seeds for 80% power)".
   /// `format` formats one value (fmt syntax), `factor` scales differences for display.
   std::string text(const std::string& format = "{:.4g}", double factor = 1.0) const;
+  /// What the test rests on: "n = 10" paired, "n = 6 + 10, unpaired" (B's seeds and A's, in the
+  /// order the difference B - A reads: their sum would read as more seeds than either has).
+  std::string sample_size() const;
   /// How it was computed, for the report's methods paragraph.
   std::string method() const;
 };

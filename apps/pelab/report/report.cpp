@@ -470,15 +470,17 @@ std::string p_text(double p) {
   return std::isfinite(p) ? fmt::format("{:.3g}", p) : std::string("-");
 }
 
-// "resolved", or "not resolved at n = 3 (about 14 seeds for 80% power; smallest p 0.25)"; `unit`
+// "resolved", or "not resolved at n = 3 (about 14 seeds for 80% power; smallest p 0.25)", or
+// unpaired "not resolved at n = 6 + 4, unpaired (about 9 seeds a condition ...)"; `unit`
 // is what n counts.
 std::string verdict(const Comparison& c, const std::string& unit = "seeds") {
   std::vector<std::string> notes;
   if (!c.resolved() && c.seeds_for_power)
-    notes.push_back(fmt::format("about {} {} for 80% power", *c.seeds_for_power, unit));
+    notes.push_back(fmt::format("about {} {}{} for 80% power", *c.seeds_for_power, unit,
+                                c.paired ? "" : " a condition"));
   if (c.min_p > 0.05) notes.push_back(fmt::format("smallest attainable p {:.3g}", c.min_p));
-  if (!c.paired) notes.push_back(fmt::format("unpaired: {} and {} seeds", c.n_a, c.n_b));
-  const std::string head = c.resolved() ? "resolved" : fmt::format("not resolved at n = {}", c.n);
+  const std::string head = c.resolved() ? (c.paired ? "resolved" : "resolved, unpaired")
+                                         : fmt::format("not resolved at {}", c.sample_size());
   return notes.empty() ? head : fmt::format("{} ({})", head, fmt::join(notes, "; "));
 }
 
