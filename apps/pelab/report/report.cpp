@@ -480,7 +480,7 @@ std::string verdict(const Comparison& c, const std::string& unit = "seeds") {
                                 c.paired ? "" : " a condition"));
   if (c.min_p > 0.05) notes.push_back(fmt::format("smallest attainable p {:.3g}", c.min_p));
   const std::string head = c.resolved() ? (c.paired ? "resolved" : "resolved, unpaired")
-                                         : fmt::format("not resolved at {}", c.sample_size());
+                                        : fmt::format("not resolved at {}", c.sample_size());
   return notes.empty() ? head : fmt::format("{} ({})", head, fmt::join(notes, "; "));
 }
 
