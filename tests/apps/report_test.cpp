@@ -276,6 +276,7 @@ TEST_F(ReportFolder, AnUnpairedComparisonCountsEachPointsSeeds) {
   options.gnuplot = "/nonexistent/gnuplot";
   const report::ReportResult result = report::write_report(dir_ / "exp", &registry_, options);
   const std::string md = test::slurp(dir_ / "exp/report.md");
+  EXPECT_THAT(md, HasSubstr("| learned, normal std=2 | learned, normal std=0.2 | 2 + 3 | -35.0 "));
   EXPECT_THAT(md, HasSubstr("not resolved at n = 2 + 3, unpaired"));
   EXPECT_THAT(result.comparisons_text, HasSubstr("not resolved at n = 2 + 3, unpaired"));
   EXPECT_THAT(result.comparisons_text, Not(HasSubstr("n = 5")));

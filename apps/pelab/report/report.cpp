@@ -535,7 +535,8 @@ void add_comparison_sections(Document& doc, const Experiment& experiment,
     Rows rows;
     for (const PointComparison& row : table.rows) {
       const Comparison& c = row.comparison;
-      rows.push_back({row.b, row.a, std::to_string(c.n),
+      rows.push_back({row.b, row.a,
+                      c.paired ? std::to_string(c.n) : fmt::format("{} + {}", c.n_b, c.n_a),
                       fmt::format("{} {}", signed_shown(table.display, c.difference),
                                   interval(table.display, c.ci_low, c.ci_high)),
                       p_text(c.p), p_text(c.p_holm), verdict(c)});
