@@ -107,6 +107,17 @@ TEST(InferenceTest, SaysWhatItDoesNotResolveAndTheSeedsItWouldNeed) {
   EXPECT_THAT(c.text("{:.2f}"), HasSubstr("not resolved at n = 4 (about 69 seeds for 80% power)"));
 }
 
+// A difference near 0 asks for millions of seeds: the text says "over 1,000" rather than a
+// count nobody would run. Differences 0.1, -0.1, 0.1001, -0.1: mean 0.000025, sd 0.1155, so
+// ((1.959964 + 0.841621) * 0.1155 / 0.000025)^2, about 1.7e8.
+TEST(InferenceTest, AnAbsurdSeedCountIsSaidAsOverAThousand) {
+  const Comparison c = compare(by_seed({0.0, 0.0, 0.0, 0.0}), by_seed({0.1, -0.1, 0.1001, -0.1}));
+  ASSERT_TRUE(c.seeds_for_power);
+  EXPECT_GT(*c.seeds_for_power, 100000000);
+  EXPECT_THAT(c.text("{:.2f}"), HasSubstr("(over 1,000 seeds for 80% power)"));
+  EXPECT_EQ(c.power_text("instances"), "over 1,000 instances for 80% power");
+}
+
 TEST(InferenceTest, NeverAsksForFewerSeedsThanTheTestNeedsToReachFivePercent) {
   // A large effect over 3 seeds: the normal approximation says 2, the sign flip needs 6.
   const Comparison c = compare(by_seed({0.1, 0.2, 0.3}), by_seed({1.1, 1.25, 1.3}));

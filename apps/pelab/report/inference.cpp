@@ -362,12 +362,16 @@ std::string Comparison::text(const std::string& format, double factor) const {
     out += fmt::format(": resolved at {}", sample_size());
   } else {
     out += fmt::format(": not resolved at {}", sample_size());
-    if (seeds_for_power) {
-      out += fmt::format(" (about {} seeds{} for 80% power)", *seeds_for_power,
-                         paired ? "" : " a condition");
-    }
+    if (seeds_for_power) out += fmt::format(" ({})", power_text());
   }
   return out;
+}
+
+std::string Comparison::power_text(const std::string& unit) const {
+  if (!seeds_for_power) return "";
+  const std::string count =
+      *seeds_for_power > 1000 ? "over 1,000" : fmt::format("about {}", *seeds_for_power);
+  return fmt::format("{} {}{} for 80% power", count, unit, paired ? "" : " a condition");
 }
 
 std::string Comparison::sample_size() const {

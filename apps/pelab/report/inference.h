@@ -72,6 +72,10 @@ struct Comparison {
   /// p 0.25 > 0.05), Holm p = 0.5: not resolved at n = 3 (about 14 seeds for 80% power)".
   /// `format` formats one value (fmt syntax), `factor` scales differences for display.
   std::string text(const std::string& format = "{:.4g}", double factor = 1.0) const;
+  /// "about 26 seeds for 80% power" (unpaired: "seeds a condition"; `unit` names what n counts),
+  /// or, past 1,000, "over 1,000 seeds for 80% power": a difference near 0 gives millions, a
+  /// count nobody would run. Empty where seeds_for_power is.
+  std::string power_text(const std::string& unit = "seeds") const;
   /// What the test rests on: "n = 10" paired, "n = 6 + 10, unpaired" (B's seeds and A's, in the
   /// order the difference B - A reads: their sum would read as more seeds than either has).
   std::string sample_size() const;

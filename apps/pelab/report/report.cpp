@@ -475,9 +475,7 @@ std::string p_text(double p) {
 // is what n counts.
 std::string verdict(const Comparison& c, const std::string& unit = "seeds") {
   std::vector<std::string> notes;
-  if (!c.resolved() && c.seeds_for_power)
-    notes.push_back(fmt::format("about {} {}{} for 80% power", *c.seeds_for_power, unit,
-                                c.paired ? "" : " a condition"));
+  if (!c.resolved() && c.seeds_for_power) notes.push_back(c.power_text(unit));
   if (c.min_p > 0.05) notes.push_back(fmt::format("smallest attainable p {:.3g}", c.min_p));
   const std::string head = c.resolved() ? (c.paired ? "resolved" : "resolved, unpaired")
                                         : fmt::format("not resolved at {}", c.sample_size());
