@@ -268,6 +268,29 @@ TEST_F(ReportFolder, ComparesTheScalesOfASeriesPairedOnTheirSeeds) {
   EXPECT_THAT(csv, Not(HasSubstr("probe/rsa/p_value")));
 }
 
+// `pelab report --compare A B`: one comparison, on every metric and split and on the probes'
+// headline scalars (rsa's spearman 2 - 0.2: -0.70, as the scale table has it), never on a
+// p-value; a name that matches no point lists the points.
+TEST_F(ReportFolder, OneComparisonAskedForByNameCoversTheProbes) {
+  const report::Experiment experiment = report::collect(dir_ / "exp", &registry_);
+  const auto tables = report::compare_named(experiment, report::headline_metrics(experiment),
+                                            "learned, normal std=0.2", "pe.init.std=2");
+  std::map<std::string, double> difference;
+  for (const auto& table : tables)
+    difference[table.metric] = table.rows.front().comparison.difference;
+  EXPECT_NEAR(difference.at("test/all/accuracy"), -0.35, 1e-12);
+  EXPECT_NEAR(difference.at("probe/rsa/spearman"), -0.70, 1e-12);
+  EXPECT_EQ(difference.count("probe/rsa/p_value"), 0u);
+  try {
+    report::compare_named(experiment, report::headline_metrics(experiment), "learned, normal std=9",
+                          "pe.init.std=2");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("no point named 'learned, normal std=9'"));
+    EXPECT_THAT(e.what(), HasSubstr("'learned, normal std=0.2' (pe.init.std=0.2)"));
+  }
+}
+
 // Two points whose seeds differ are compared unpaired, and say so with each one's count: their
 // sum (5) would read as more seeds than either point has.
 TEST_F(ReportFolder, AnUnpairedComparisonCountsEachPointsSeeds) {

@@ -210,6 +210,25 @@ ComparisonTable scale_comparisons(const Experiment& experiment, const std::strin
   return table;
 }
 
+// The probes' headline scalars, displayed as the task's metrics are (a p-value is a test of its
+// own, not a quantity to compare): does a condition change what the PE learned?
+std::vector<MetricDisplay> probe_headlines(const Experiment& experiment) {
+  std::vector<MetricDisplay> displays;
+  for (const auto& [probe, scalars] : probes_of(experiment)) {
+    for (const Headline& headline : headlines_of(experiment, probe, scalars)) {
+      if (headline.scalar.rfind("p_value", 0) == 0) continue;
+      const std::string key = fmt::format("probe/{}/{}", probe, headline.scalar);
+      displays.push_back({key,
+                          fmt::format("Probe `{}` {}{}", probe, headline.scalar,
+                                      headline.better == Better::kHigher  ? " (higher is better)"
+                                      : headline.better == Better::kLower ? " (lower is better)"
+                                                                          : ""),
+                          headline.scalar, 1.0, "{:.4f}"});
+    }
+  }
+  return displays;
+}
+
 }  // namespace
 
 Inference infer(const Experiment& experiment, const std::vector<MetricDisplay>& metrics,
@@ -224,22 +243,9 @@ Inference infer(const Experiment& experiment, const std::vector<MetricDisplay>& 
       add_instance_comparisons(experiment, key, metric, options, inference);
     }
   }
-  // The probes' headline scalars (a p-value is a test of its own, not a quantity to compare),
-  // as the task's metrics: does the init scale change what the PE learned?
-  for (const auto& [probe, scalars] : probes_of(experiment)) {
-    for (const Headline& headline : headlines_of(experiment, probe, scalars)) {
-      if (headline.scalar.rfind("p_value", 0) == 0) continue;
-      const std::string key = fmt::format("probe/{}/{}", probe, headline.scalar);
-      const MetricDisplay display{
-          key,
-          fmt::format("Probe `{}` {}{}", probe, headline.scalar,
-                      headline.better == Better::kHigher  ? " (higher is better)"
-                      : headline.better == Better::kLower ? " (lower is better)"
-                                                          : ""),
-          headline.scalar, 1.0, "{:.4f}"};
-      ComparisonTable table = scale_comparisons(experiment, key, display, "", options);
-      if (!table.rows.empty()) inference.tables.push_back(std::move(table));
-    }
+  for (const MetricDisplay& display : probe_headlines(experiment)) {
+    ComparisonTable table = scale_comparisons(experiment, display.metric, display, "", options);
+    if (!table.rows.empty()) inference.tables.push_back(std::move(table));
   }
   return inference;
 }
@@ -268,6 +274,16 @@ std::vector<ComparisonTable> compare_named(const Experiment& experiment,
       table.rows.push_back({key, pa->label, pb->label, pa->point, pb->point, c});
       tables.push_back(std::move(table));
     }
+  }
+  for (const MetricDisplay& display : probe_headlines(experiment)) {
+    if (!has_values(*pa, display.metric) || !has_values(*pb, display.metric)) continue;
+    Comparison c = compare(by_seed(*pa, display.metric), by_seed(*pb, display.metric), options);
+    c.p_holm = c.p;
+    tables.push_back(
+        ComparisonTable{display.metric,
+                        display,
+                        "",
+                        {{display.metric, pa->label, pb->label, pa->point, pb->point, c}}});
   }
   return tables;
 }

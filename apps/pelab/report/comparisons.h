@@ -59,7 +59,8 @@ Inference infer(const Experiment& experiment, const std::vector<MetricDisplay>& 
                 const InferenceOptions& options = {});
 
 /// One comparison asked for by name (a point's label or folder name), on every headline metric and
-/// evaluation split; an Error that lists the points when a name matches none.
+/// evaluation split and on the probes' headline scalars; an Error that lists the points when a
+/// name matches none.
 std::vector<ComparisonTable> compare_named(const Experiment& experiment,
                                            const std::vector<MetricDisplay>& metrics,
                                            const std::string& a, const std::string& b,
