@@ -74,7 +74,7 @@ struct Comparison {
   std::string text(const std::string& format = "{:.4g}", double factor = 1.0) const;
   /// "about 26 seeds for 80% power" (unpaired: "seeds a condition"; `unit` names what n counts),
   /// or, past 1,000, "over 1,000 seeds for 80% power": a difference near 0 gives millions, a
-  /// count nobody would run. Empty where seeds_for_power is.
+  /// count nobody would run. Empty when seeds_for_power is nullopt.
   std::string power_text(const std::string& unit = "seeds") const;
   /// What the test rests on: "n = 10" paired, "n = 6 + 10, unpaired" (B's seeds and A's, in the
   /// order the difference B - A reads: their sum would read as more seeds than either has).
