@@ -12,8 +12,61 @@ claims="$source_dir/docs/results/claims.tsv"
 
 failed=0
 checked=0
+
+# Whether the doc says `quote`, as its text reads whatever its line breaks (and, with a third
+# argument, with "[95% CI " read as "[", as the transfer tables write it).
+doc_says() {
+  /usr/bin/python3 -c 'import re, sys
+text = re.sub(r"\s+", " ", open(sys.argv[1]).read())
+if len(sys.argv) > 3:
+    text = text.replace("[95% CI ", "[")
+sys.exit(0 if sys.argv[2] in text else 1)' "$@"
+}
+# A `compare` row: one comparison asked for by name (`pelab report --compare A B`), possibly
+# between the points of two archives ("a.tar.xz+b.tar.xz", their folders "expA+expB"); the doc
+# quotes the printed text up to its Holm p (one comparison: Holm p is p).
+compare_quote() {
+  local archive=$1 experiment=$2 metric=$3 a=$4 b=$5 options=$6
+  local archives experiments dirs=() i unpacked printed
+  IFS='+' read -ra archives <<<"$archive"
+  IFS='+' read -ra experiments <<<"$experiment"
+  for i in "${!archives[@]}"; do
+    # Apart from the report rows' unpacks: a report writes its files into the folder.
+    unpacked="$work/compare-${archives[$i]%.tar.xz}"
+    if [ ! -d "$unpacked/${experiments[$i]}" ]; then
+      mkdir -p "$unpacked"
+      tar -xJf "$source_dir/docs/results/${archives[$i]}" -C "$unpacked"
+    fi
+    dirs+=("$unpacked/${experiments[$i]}")
+  done
+  local out_option=()
+  [ "${#dirs[@]}" -gt 1 ] && out_option=(--out "$work/compare-out")
+  # shellcheck disable=SC2086  # the options are words
+  printed=$("$pelab" report "${dirs[@]}" "${out_option[@]}" --compare "$a" "$b" ${options} 2>&1) ||
+    { echo "FAIL: pelab report --compare '$a' '$b' on $archive: $printed" >&2; return 1; }
+  /usr/bin/python3 -c 'import sys
+metric, printed = sys.argv[1], sys.argv[2]
+for line in printed.splitlines():
+    if line.startswith(metric + ": "):
+        print(line[len(metric) + 2:].split(", Holm p = ")[0])
+        break
+else:
+    sys.exit(f"no {metric} in what --compare printed:\n{printed}")' "$metric" "$printed"
+}
+
 while IFS=$'\t' read -r doc archive experiment kind metric a b factor decimals options; do
   [ -z "$doc" ] || [ "${doc:0:1}" = "#" ] && continue
+  if [ "$kind" = compare ]; then
+    quoted=$(compare_quote "$archive" "$experiment" "$metric" "$a" "$b" "${options:-}") ||
+      { failed=$((failed + 1)); continue; }
+    checked=$((checked + 1))
+    if ! doc_says "$source_dir/$doc" "$quoted"; then
+      echo "FAIL: $doc does not say what $archive gives for $metric, $b - $a (--compare):"
+      echo "  $quoted"
+      failed=$((failed + 1))
+    fi
+    continue
+  fi
   # Each archive unpacked apart, once per set of report options (the optional last column, e.g.
   # `--reference-scale 2`): two archives may hold the same experiment (a subset of its runs and
   # all of them), and one archive may be cited with its scales compared two ways.
@@ -43,10 +96,7 @@ else:
 PY
 ) || { failed=$((failed + 1)); continue; }
   checked=$((checked + 1))
-  # As the doc's text reads, whatever its line breaks.
-  if ! /usr/bin/python3 -c 'import re, sys
-text = re.sub(r"\s+", " ", open(sys.argv[1]).read())
-sys.exit(0 if sys.argv[2] in text else 1)' "$source_dir/$doc" "$quoted"; then
+  if ! doc_says "$source_dir/$doc" "$quoted"; then
     echo "FAIL: $doc does not say what $archive gives for $metric, $b - $a ($kind):"
     echo "  $quoted"
     failed=$((failed + 1))
@@ -59,9 +109,7 @@ mkdir -p "$transfer"
 tar -xJf "$source_dir/docs/results/netsim-transfer-many.tar.xz" -C "$transfer"
 while IFS= read -r quoted; do
   checked=$((checked + 1))
-  if ! /usr/bin/python3 -c 'import re, sys
-text = re.sub(r"\s+", " ", open(sys.argv[1]).read()).replace("[95% CI ", "[")
-sys.exit(0 if sys.argv[2] in text else 1)' "$source_dir/docs/robustness.md" "$quoted"; then
+  if ! doc_says "$source_dir/docs/robustness.md" "$quoted" transfer; then
     echo "FAIL: docs/robustness.md does not say what netsim-transfer-many.tar.xz gives: $quoted"
     failed=$((failed + 1))
   fi
