@@ -111,10 +111,13 @@ class Liere : public PositionalEncoding {
     return torch::matrix_exp(plugin_common::skew_from_upper(generator_weights(), block_));
   }
 
-  // x [batch, heads, N, head_dim] turned block by block: x'_block = R x_block.
+  // x [batch, heads, N, head_dim] turned block by block: x'_block = R x_block, one product per
+  // head, token and block over the whole batch. (A broadcast matmul makes a b x b by b x 1
+  // product per batch element instead: 16,384 BLAS calls a turn on the quick Latin Square, 4.5x
+  // slower with its backward.)
   torch::Tensor turn(const torch::Tensor& x, const torch::Tensor& rotation) const {
-    const torch::Tensor blocks = x.unflatten(-1, {head_dim_ / block_, block_}).unsqueeze(-1);
-    return torch::matmul(rotation, blocks).squeeze(-1).flatten(-2);
+    const torch::Tensor blocks = x.unflatten(-1, {head_dim_ / block_, block_});
+    return torch::einsum("htkij,bhtkj->bhtki", {rotation, blocks}).flatten(-2);
   }
 
   std::int64_t tokens_;
