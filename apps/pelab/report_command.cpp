@@ -39,6 +39,8 @@ int report(const GlobalOptions& global, const ReportOptions& report_options) {
   report::ReportOptions settings;
   settings.gnuplot = report_options.gnuplot;
   settings.reference_scale = report_options.reference_scale;
+  for (const auto& text : report_options.where)
+    settings.where.push_back(report::RunFilter::parse(text));
   const std::vector<std::string>& dirs = report_options.dirs;
   PELAB_CHECK(dirs.size() == 1 || !report_options.out.empty(),
               "{} folders to report on side by side, but no --out: give the folder the combined "
@@ -47,7 +49,7 @@ int report(const GlobalOptions& global, const ReportOptions& report_options) {
               dirs.size());
   if (!report_options.compare.empty()) {
     // One comparison, asked for by name: printed, nothing written.
-    const report::Experiment experiment = report::collect(dirs, &registry);
+    const report::Experiment experiment = report::collect(dirs, &registry, settings.where);
     const auto tables = report::compare_named(experiment, report::headline_metrics(experiment),
                                               report_options.compare[0], report_options.compare[1]);
     PELAB_CHECK(!tables.empty(), "--compare: '{}' and '{}' share no evaluated metric",
@@ -121,6 +123,10 @@ ReportCommand::ReportCommand(CLI::App& app, const GlobalOptions& global)
             return "'" + text + "' is not an init scale: give a positive number, e.g. 2";
           },
           "SCALE"));
+  command_->add_option("--where", report_options_.where,
+                       "Only the runs whose config.toml has this value at this key, KEY=VALUE "
+                       "(e.g. task.dims=2: one half of a sweep, its tests adjusted among its own "
+                       "comparisons); repeat it for several conditions, all of which must hold");
   command_->add_option("--gnuplot", report_options_.gnuplot,
                        "The gnuplot program (default: $PELAB_GNUPLOT, else gnuplot)");
 }

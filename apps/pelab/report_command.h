@@ -19,6 +19,7 @@ struct ReportOptions {
   std::string gnuplot;                    // empty: $PELAB_GNUPLOT or gnuplot
   std::vector<std::string> compare;       // two points to compare alone (--compare A B); else empty
   std::optional<double> reference_scale;  // --reference-scale
+  std::vector<std::string> where;         // --where KEY=VALUE, each a condition on the runs
 };
 
 /// Writes results.csv, report.md, report.html and figures/ for one experiment or run folder (in

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <map>
 #include <regex>
+#include <sstream>
 #include <string>
 
 #include <gmock/gmock.h>
@@ -513,6 +514,58 @@ TEST_F(ReportFolder, GnuplotDrawsPngsEmbeddedInTheHtml) {
   EXPECT_THAT(html, Not(HasSubstr("was not drawn")));
   EXPECT_THAT(test::slurp(dir_ / "exp/report.md"),
               HasSubstr("![figures/probes.png](figures/probes.png)"));
+}
+
+// `--where`: one half of a sweep reported alone (here the runs at 2 heads of a heads x scale
+// grid), its comparisons adjusted among that half's alone; numbers match as numbers (2.0 is 2);
+// a filter that no run meets names the values its key takes; a malformed one says the form.
+TEST_F(ReportFolder, WhereReportsTheRunsThatMeetItAlone) {
+  for (const double std : {0.2, 2.0}) {
+    for (const int heads : {1, 2}) {
+      for (const int seed : {1, 2, 3}) {
+        const double test = (std == 0.2 ? 0.9 : 0.5) - 0.05 * heads + 0.01 * seed;
+        write_run(fmt::format("pe.init.std={},model.heads={}", format_number(std), heads), seed,
+                  learned(std), 1.0, test, 0.5, "halves", fmt::format("heads = {}", heads));
+      }
+    }
+  }
+  const report::Experiment half =
+      report::collect({dir_ / "halves"}, &registry_, {report::RunFilter::parse("model.heads=2.0")});
+  ASSERT_EQ(half.points.size(), 2u);
+  EXPECT_EQ(half.filtered_out, 6u);
+  for (const auto& point : half.points) {
+    EXPECT_THAT(point.point, HasSubstr("model.heads=2"));
+    EXPECT_EQ(point.runs.size(), 3u);
+  }
+  // One comparison (std 2 against 0.2 at 2 heads), so Holm leaves its p as it is.
+  report::ReportOptions options;
+  options.gnuplot = "/nonexistent/gnuplot";
+  options.where = {report::RunFilter::parse("model.heads=2")};
+  report::write_report({dir_ / "halves"}, dir_ / "half-report", &registry_, options);
+  const std::string md = test::slurp(dir_ / "half-report/report.md");
+  EXPECT_THAT(md, HasSubstr("Only the runs where `model.heads=2` (6 other finished run(s) left "
+                            "out)"));
+  EXPECT_THAT(md, Not(HasSubstr("model.heads=1")));
+  // Test accuracy, 0.4 lower at every seed: p = 0.25 (the least at n = 3), and Holm's p the same,
+  // where over both halves it would be 0.5.
+  std::string accuracy_row;
+  std::istringstream csv(test::slurp(dir_ / "half-report/comparisons.csv"));
+  for (std::string line; std::getline(csv, line);) {
+    EXPECT_THAT(line, Not(HasSubstr("model.heads=1")));
+    if (line.rfind("points,test/all/accuracy,", 0) == 0) accuracy_row = line;
+  }
+  EXPECT_THAT(accuracy_row, HasSubstr(",paired,3,"));
+  EXPECT_THAT(accuracy_row, HasSubstr(",0.25,0.25,0.25,exact,"));
+
+  try {
+    report::collect({dir_ / "halves"}, &registry_, {report::RunFilter::parse("model.heads=8")});
+    FAIL() << "a filter no run meets";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("--where model.heads=8: none of the 12 finished run(s)"));
+    EXPECT_THAT(e.what(), HasSubstr("model.heads is 1, 2 there"));
+  }
+  EXPECT_THROW(report::RunFilter::parse("model.heads"), Error);
+  EXPECT_THROW(report::RunFilter::parse("=2"), Error);
 }
 
 // A sweep over the init scale and another numeric axis (here the heads) is a phase diagram: the

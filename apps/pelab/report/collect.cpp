@@ -210,9 +210,11 @@ RunRecord run_record(const RunFolder& folder, const RunSummary& summary,
 // seeds, and the points in report order.
 class Collector {
  public:
-  Collector(const std::vector<std::string>& dirs, Registry* registry)
+  Collector(const std::vector<std::string>& dirs, Registry* registry,
+            const std::vector<RunFilter>& filters)
       : registry_(registry), combined_(dirs.size() > 1) {
     experiment_.dir = fmt::format("{}", fmt::join(dirs, ", "));
+    experiment_.filters = filters;
   }
 
   // One run folder of the experiment folder `folder`.
@@ -226,6 +228,10 @@ class Collector {
     }
     if (!summary->finished()) {
       experiment_.skipped.push_back(fmt::format("{}: {}", run_dir, summary->status));
+      return;
+    }
+    if (!experiment_.filters.empty() && !meets_filters(run_folder.read_stored_config())) {
+      ++experiment_.filtered_out;
       return;
     }
     const std::string experiment_name =
@@ -263,6 +269,7 @@ class Collector {
   }
 
   Experiment finish() {
+    check_filters_met();
     choose_scales();
     describe_experiment();
     PELAB_CHECK(!by_point_.empty(), "'{}' holds no finished run:\n  {}", experiment_.dir,
@@ -280,6 +287,44 @@ class Collector {
   }
 
  private:
+  // Whether a finished run meets every filter; the values each filter's key takes are kept for
+  // the error when none does.
+  bool meets_filters(const StoredConfig& config) {
+    bool meets = true;
+    for (const auto& filter : experiment_.filters) {
+      const std::optional<std::string> value = config.shown(filter.key);
+      filter_values_[filter.key].insert(value.value_or("(absent)"));
+      if (!value) {
+        meets = false;
+        continue;
+      }
+      const std::optional<double> number = number_of(*value), wanted = number_of(filter.value);
+      if (number && wanted ? *number != *wanted : *value != filter.value) meets = false;
+    }
+    return meets;
+  }
+
+  void check_filters_met() {
+    if (experiment_.filters.empty() || !by_point_.empty() || experiment_.filtered_out == 0) return;
+    std::vector<std::string> taken;
+    for (const auto& filter : experiment_.filters) {
+      taken.push_back(
+          fmt::format("{} is {} there", filter.key, fmt::join(filter_values_[filter.key], ", ")));
+    }
+    throw Error(fmt::format(
+        "--where {}: none of the {} finished run(s) in '{}' meets it ({}); give a key and a value "
+        "of their config.toml, e.g. --where task.dims=2",
+        fmt::join(filter_texts(), " --where "), experiment_.filtered_out, experiment_.dir,
+        fmt::join(taken, "; ")));
+  }
+
+  std::vector<std::string> filter_texts() const {
+    std::vector<std::string> texts;
+    for (const auto& filter : experiment_.filters)
+      texts.push_back(filter.text());
+    return texts;
+  }
+
   // The init scale of each point: of the parameters its schemas mark, the first that the points
   // of its experiment with the same marked parameters vary (liere's generators_init.std in a
   // sweep of it, though positions_init.std comes first), else the first marked one.
@@ -514,6 +559,7 @@ class Collector {
   std::vector<std::string> experiment_names_;
   std::map<std::pair<std::string, std::int64_t>, std::string> seen_seeds_;  // -> its run folder
   std::set<std::string> warnings_;
+  std::map<std::string, std::set<std::string>> filter_values_;  // key -> the values runs hold
 };
 
 }  // namespace
@@ -526,13 +572,23 @@ std::optional<double> number_of(const std::string& value) {
   return number;
 }
 
+RunFilter RunFilter::parse(const std::string& text) {
+  const std::size_t equals = text.find('=');
+  PELAB_CHECK(equals != std::string::npos && equals > 0 && equals + 1 < text.size(),
+              "--where '{}': give a configuration key and the value its runs must have, "
+              "KEY=VALUE, e.g. --where task.dims=2 or --where pe.plugin=learned",
+              text);
+  return {text.substr(0, equals), text.substr(equals + 1)};
+}
+
 Experiment collect(const std::string& dir, Registry* registry) {
   return collect(std::vector<std::string>{dir}, registry);
 }
 
-Experiment collect(const std::vector<std::string>& dirs, Registry* registry) {
+Experiment collect(const std::vector<std::string>& dirs, Registry* registry,
+                   const std::vector<RunFilter>& filters) {
   PELAB_CHECK(!dirs.empty(), "no folder to report on: give an experiment or run folder");
-  Collector collector(dirs, registry);
+  Collector collector(dirs, registry, filters);
   for (const auto& dir : dirs) {
     for (const auto& run_dir : ExperimentFolder::run_folders(dir))
       collector.add_run(run_dir, dir);

@@ -418,6 +418,15 @@ void add_introduction(Document& doc, const Experiment& experiment, const ReportR
       result.runs, result.points,
       experiment.task.empty() ? "" : fmt::format(" of the task `{}`", experiment.task),
       experiment.dir, scale_keys_text(experiment)));
+  if (!experiment.filters.empty()) {
+    std::vector<std::string> texts;
+    for (const auto& filter : experiment.filters)
+      texts.push_back(fmt::format("`{}`", filter.text()));
+    doc.paragraph(fmt::format(
+        "Only the runs where {} ({} other finished run(s) left out): every test below is "
+        "adjusted among these runs' comparisons alone.",
+        fmt::join(texts, " and "), experiment.filtered_out));
+  }
 }
 
 // The metric on a split per condition (group) besides "all"; nothing when it has no groups.
@@ -911,7 +920,7 @@ ReportResult write_report(const std::vector<std::string>& dirs, const std::strin
                           Registry* registry, const ReportOptions& options) {
   ReportResult result;
   result.dir = dir;
-  const Experiment experiment = collect(dirs, registry);
+  const Experiment experiment = collect(dirs, registry, options.where);
   boost::system::error_code error;
   fs::create_directories(dir, error);
   PELAB_CHECK(!error, "cannot create the report folder '{}': {}", dir, error.message());

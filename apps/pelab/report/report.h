@@ -62,6 +62,17 @@ struct Point {
   std::map<std::string, Statistic> stats;
 };
 
+/// A condition on a run's configuration (`pelab report --where task.dims=2`): its config.toml's
+/// value at the dotted key equals `value`, as a reader is shown it ("learned", "0.2"); numbers
+/// compare as numbers, so 2 and 2.0 match.
+struct RunFilter {
+  std::string key;
+  std::string value;
+  /// "key=value"; an Error says the form when it is not one.
+  static RunFilter parse(const std::string& text);
+  std::string text() const { return key + "=" + value; }
+};
+
 /// Every finished run under a folder, grouped into points.
 struct Experiment {
   std::string dir;
@@ -76,6 +87,9 @@ struct Experiment {
   std::vector<std::string> probe_order;
   /// E.g. an init plugin that could not be loaded to find its scale.
   std::vector<std::string> warnings;
+  /// The filters the runs were chosen by, and how many finished runs they left out.
+  std::vector<RunFilter> filters;
+  std::size_t filtered_out = 0;
 };
 
 /// Reads `dir`: a run folder or an experiment folder
@@ -88,7 +102,10 @@ Experiment collect(const std::string& dir, Registry* registry = nullptr);
 /// "<experiment>/<point>"; the points of different experiments form separate series, labelled
 /// with the experiment's name, while the same experiment in two folders (a sweep sharded over
 /// machines) shares its points. A seed that two folders hold for the same point counts once.
-Experiment collect(const std::vector<std::string>& dirs, Registry* registry = nullptr);
+/// With filters, only the runs that meet all of them; an Error names the values a filter's key
+/// takes when no run meets it.
+Experiment collect(const std::vector<std::string>& dirs, Registry* registry = nullptr,
+                   const std::vector<RunFilter>& filters = {});
 
 /// Whether a probe scalar is a p-value (`p_value`, `<x>_p_value`, per block too): combined over
 /// seeds by Fisher's method in the report, never averaged.
@@ -146,6 +163,9 @@ struct ReportOptions {
   std::string gnuplot;
   /// The init scale each series' other scales are compared with (InferenceOptions).
   std::optional<double> reference_scale;
+  /// Only the runs that meet these (`--where`), e.g. one half of a sweep, its tests adjusted
+  /// among that half's comparisons alone.
+  std::vector<RunFilter> where;
 };
 
 /// What write_report produced.
