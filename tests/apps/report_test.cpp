@@ -130,6 +130,13 @@ class ReportFolder : public ::testing::Test {
            "\"better\": \"lower\", \"meaning\": \"how far from the truth\"}]}";
   }
 
+  // Options for a report of the tables alone: no gnuplot to run.
+  static report::ReportOptions tables_only() {
+    report::ReportOptions options;
+    options.gnuplot = "/nonexistent/gnuplot";
+    return options;
+  }
+
   test::ScratchDir dir_;
   Registry registry_ = test::builtin_registry();
 };
@@ -177,8 +184,7 @@ TEST_F(ReportFolder, ResultsCsv) {
 }
 
 TEST_F(ReportFolder, WithoutGnuplotTheScriptsAreWritten) {
-  report::ReportOptions options;
-  options.gnuplot = "/nonexistent/gnuplot";
+  report::ReportOptions options = tables_only();
   const report::ReportResult result = report::write_report(dir_ / "exp", &registry_, options);
   EXPECT_EQ(result.runs, 5u);
   EXPECT_EQ(result.points, 3u);
@@ -248,8 +254,7 @@ TEST_F(ReportFolder, WithoutGnuplotTheScriptsAreWritten) {
 // seeds both hold (0.40 - 0.80 and 0.60 - 0.90: a mean of -35 points), which two seeds cannot
 // resolve; comparisons.csv carries the same row.
 TEST_F(ReportFolder, ComparesTheScalesOfASeriesPairedOnTheirSeeds) {
-  report::ReportOptions options;
-  options.gnuplot = "/nonexistent/gnuplot";
+  report::ReportOptions options = tables_only();
   const report::ReportResult result = report::write_report(dir_ / "exp", &registry_, options);
   const std::string md = test::slurp(dir_ / "exp/report.md");
   EXPECT_THAT(md, HasSubstr("## Comparisons"));
@@ -296,8 +301,7 @@ TEST_F(ReportFolder, OneComparisonAskedForByNameCoversTheProbes) {
 // sum (5) would read as more seeds than either point has.
 TEST_F(ReportFolder, AnUnpairedComparisonCountsEachPointsSeeds) {
   write_run("pe.init.std=0.2", 3, learned(0.2), 0.95, 0.85, 0.90);
-  report::ReportOptions options;
-  options.gnuplot = "/nonexistent/gnuplot";
+  report::ReportOptions options = tables_only();
   const report::ReportResult result = report::write_report(dir_ / "exp", &registry_, options);
   const std::string md = test::slurp(dir_ / "exp/report.md");
   EXPECT_THAT(md, HasSubstr("| learned, normal std=2 | learned, normal std=0.2 | 2 + 3 | -35.0 "));
@@ -309,8 +313,7 @@ TEST_F(ReportFolder, AnUnpairedComparisonCountsEachPointsSeeds) {
 // --reference-scale: every scale of a series against the one asked for (here the large-norm
 // start, so 0.2 - 2 on the same seeds: +35.0 points); a series without it keeps its smallest.
 TEST_F(ReportFolder, EveryScaleIsComparedWithTheReferenceScaleAskedFor) {
-  report::ReportOptions options;
-  options.gnuplot = "/nonexistent/gnuplot";
+  report::ReportOptions options = tables_only();
   options.reference_scale = 2.0;
   report::write_report(dir_ / "exp", &registry_, options);
   std::string md = test::slurp(dir_ / "exp/report.md");
@@ -340,8 +343,7 @@ TEST(ReportProbePValues, AreCombinedByFishersMethod) {
 }
 
 TEST_F(ReportFolder, TheCostSectionCountsTheCopiedRuns) {
-  report::ReportOptions options;
-  options.gnuplot = "/nonexistent/gnuplot";  // the tables alone
+  report::ReportOptions options = tables_only();
   report::write_report(dir_ / "exp", &registry_, options);
   EXPECT_THAT(test::slurp(dir_ / "exp/report.md"), Not(HasSubstr("copied from")));
   const std::string summary = dir_ / "exp/pe.init.std=2/seed-1/summary.json";
@@ -357,8 +359,7 @@ TEST_F(ReportFolder, TheCostSectionCountsTheCopiedRuns) {
 
 // The plugins' versions that made the runs are listed; two versions of one plugin are said first.
 TEST_F(ReportFolder, TheCostSectionNamesThePluginVersions) {
-  report::ReportOptions options;
-  options.gnuplot = "/nonexistent/gnuplot";
+  report::ReportOptions options = tables_only();
   report::write_report(dir_ / "exp", &registry_, options);
   EXPECT_THAT(test::slurp(dir_ / "exp/report.md"), Not(HasSubstr("Plugins, at the version")));
   std::vector<std::string> summaries;
@@ -448,8 +449,7 @@ TEST_F(ReportFolder, ALineFarOffTheCurvesIsMarkedOffScale) {
   write_run("pe.init.std=2", 1, learned(2.0), 1.0, 0.78, 0.5, "off");
   write_run("pe.init.std=2", 2, learned(2.0), 1.0, 0.79, 0.5, "off");
   write_run("pe=none", 1, "[pe]\nplugin = \"none\"\n", 1.0, 0.30, 0.5, "off");
-  report::ReportOptions options;
-  options.gnuplot = "/nonexistent/gnuplot";
+  report::ReportOptions options = tables_only();
   report::write_report(dir_ / "off", &registry_, options);
   const std::string script = test::slurp(dir_ / "off/figures/accuracy.gp");
   EXPECT_THAT(script, HasSubstr("none (30 [30, 30], off scale below)"));
@@ -538,8 +538,7 @@ TEST_F(ReportFolder, WhereReportsTheRunsThatMeetItAlone) {
     EXPECT_EQ(point.runs.size(), 3u);
   }
   // One comparison (std 2 against 0.2 at 2 heads), so Holm leaves its p as it is.
-  report::ReportOptions options;
-  options.gnuplot = "/nonexistent/gnuplot";
+  report::ReportOptions options = tables_only();
   options.where = {report::RunFilter::parse("model.heads=2")};
   report::write_report({dir_ / "halves"}, dir_ / "half-report", &registry_, options);
   const std::string md = test::slurp(dir_ / "half-report/report.md");
@@ -786,8 +785,7 @@ TEST_F(ReportFolder, LearnedPositionsAreMappedLinearlyOntoTheLayout) {
 }
 
 TEST_F(ReportFolder, OneRunFolder) {
-  report::ReportOptions options;
-  options.gnuplot = "/nonexistent/gnuplot";
+  report::ReportOptions options = tables_only();
   const report::ReportResult result =
       report::write_report(dir_ / "exp/pe.init.std=0.2/seed-1", nullptr, options);
   EXPECT_EQ(result.runs, 1u);
@@ -817,8 +815,7 @@ TEST_F(ReportFolder, SeveralExperimentsSideBySide) {
   EXPECT_EQ(test.n, 2u);
   EXPECT_DOUBLE_EQ(test.mean, 0.6);
 
-  report::ReportOptions options;
-  options.gnuplot = "/nonexistent/gnuplot";
+  report::ReportOptions options = tables_only();
   const report::ReportResult result = report::write_report(
       {dir_ / "exp", dir_ / "other"}, dir_ / "both/report", &registry_, options);
   EXPECT_EQ(result.runs, 7u);
