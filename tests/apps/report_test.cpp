@@ -516,6 +516,26 @@ TEST_F(ReportFolder, GnuplotDrawsPngsEmbeddedInTheHtml) {
               HasSubstr("![figures/probes.png](figures/probes.png)"));
 }
 
+// Two probes of one plugin (rsa with its default metric and with metric = "euclidean") are told
+// apart by what differs in their settings, in the probes figure's panel titles.
+TEST_F(ReportFolder, TwoProbesOfOnePluginAreNamedByTheirSettings) {
+  const std::string second_rsa = "[[probe]]\nplugin = \"rsa\"\nmetric = \"euclidean\"\n\n";
+  for (const double std : {0.2, 2.0}) {
+    for (const int seed : {1, 2})
+      write_run(fmt::format("pe.init.std={}", format_number(std)), seed, second_rsa + learned(std),
+                1.0, 0.5, 0.5, "twice");
+  }
+  const report::Experiment experiment = report::collect(dir_ / "twice", &registry_);
+  EXPECT_EQ(report::probe_title(experiment, "rsa"), "rsa (metric = (default))");
+  EXPECT_EQ(report::probe_title(experiment, "rsa_2"), "rsa_2 (metric = euclidean)");
+  EXPECT_EQ(report::probe_title(experiment, "custom"), "custom");
+  std::string probes_script;
+  for (const report::Figure& figure : report::make_figures(experiment, report::Geometry{}))
+    if (figure.name == "probes") probes_script = figure.script;
+  EXPECT_THAT(probes_script,
+              HasSubstr("set title \"rsa: spearman (higher is better)\\n(metric = (default))\""));
+}
+
 // `--where`: one half of a sweep reported alone (here the runs at 2 heads of a heads x scale
 // grid), its comparisons adjusted among that half's alone; numbers match as numbers (2.0 is 2);
 // a filter that no run meets names the values its key takes; a malformed one says the form.

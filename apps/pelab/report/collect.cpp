@@ -205,6 +205,44 @@ RunRecord run_record(const RunFolder& folder, const RunSummary& summary,
   return run;
 }
 
+// For each probe of a plugin that `config` lists more than once, the settings in which it differs
+// from the others of its plugin ("relation = functional_connectivity"; "(default)" where it leaves
+// a key out), by output name.
+std::map<std::string, std::string> probe_settings(const StoredConfig& config) {
+  const std::vector<std::string> plugins = config.probe_plugins();
+  std::map<std::string, std::vector<std::size_t>> tables_of;  // plugin -> its [[probe]] indices
+  for (std::size_t i = 0; i < plugins.size(); ++i)
+    tables_of[plugins[i]].push_back(i);
+  std::map<std::string, std::string> settings;
+  for (const auto& [plugin, tables] : tables_of) {
+    if (tables.size() < 2) continue;
+    std::set<std::string> keys;  // every key any of them sets
+    for (const std::size_t i : tables) {
+      const std::string prefix = fmt::format("probe.{}.", i);
+      for (auto it = config.values.lower_bound(prefix);
+           it != config.values.end() && it->first.rfind(prefix, 0) == 0; ++it)
+        keys.insert(it->first.substr(prefix.size()));
+    }
+    keys.erase("plugin");
+    std::vector<std::vector<std::string>> parts(tables.size());
+    for (const auto& key : keys) {
+      std::vector<std::string> values;
+      for (const std::size_t i : tables)
+        values.push_back(config.shown(fmt::format("probe.{}.{}", i, key)).value_or("(default)"));
+      if (std::all_of(values.begin(), values.end(), [&](const auto& v) { return v == values[0]; }))
+        continue;
+      for (std::size_t j = 0; j < tables.size(); ++j)
+        parts[j].push_back(key + " = " + values[j]);
+    }
+    for (std::size_t j = 0; j < tables.size(); ++j) {
+      if (!parts[j].empty())
+        settings[probe_output_name(plugin, static_cast<int>(j) + 1)] =
+            fmt::format("{}", fmt::join(parts[j], ", "));
+    }
+  }
+  return settings;
+}
+
 // Reads the finished runs of one or more experiment folders into an Experiment: the runs grouped
 // by sweep point, the points labelled and grouped into series, each point's statistics over its
 // seeds, and the points in report order.
@@ -253,6 +291,8 @@ class Collector {
     if (!by_point_.count(point)) {
       order_.push_back(point);
       by_point_[point].point = point;
+      for (auto& [probe, text] : probe_settings(run_folder.read_stored_config()))
+        experiment_.probe_settings.emplace(probe, text);
       // Resolved where the plugins are at hand: a run written before a plugin gained a key and one
       // written after are then the same configuration, not two points told apart by it.
       descriptions_[point] =
@@ -563,6 +603,13 @@ class Collector {
 };
 
 }  // namespace
+
+std::string probe_title(const Experiment& experiment, const std::string& probe) {
+  const auto settings = experiment.probe_settings.find(probe);
+  return settings == experiment.probe_settings.end()
+             ? probe
+             : fmt::format("{} ({})", probe, settings->second);
+}
 
 std::optional<double> number_of(const std::string& value) {
   if (value.empty()) return std::nullopt;

@@ -37,6 +37,22 @@ std::string quote(const std::string& text) {
   return out + "'";
 }
 
+// A title that may hold line breaks: double-quoted, where gnuplot reads \n as one (a
+// single-quoted string keeps every character as it is).
+std::string quote_lines(const std::string& text) {
+  if (text.find('\n') == std::string::npos) return quote(text);
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '\n') {
+      out += "\\n";
+    } else {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
 std::string num(double value) {
   return std::isfinite(value) ? fmt::format("{:.8g}", value) : "NaN";
 }
@@ -339,7 +355,7 @@ void scale_panel(Script& script, const Experiment& experiment, const std::vector
                  const std::string& title, const std::string& ylabel, double factor,
                  bool unscaled_first_line_only) {
   std::string& body = script.body();
-  body += fmt::format("set title {}\nset ylabel {}\n", quote(title), quote(ylabel));
+  body += fmt::format("set title {}\nset ylabel {}\n", quote_lines(title), quote(ylabel));
   PanelPlots out;
   if (any_scale(experiment)) {
     body += scale_axis(experiment);
@@ -435,8 +451,13 @@ std::optional<Figure> probes_figure(const Experiment& experiment) {
     }
     if (lines.size() == 2) lines.pop_back();  // one block: its value is the mean
     scale_panel(script, experiment, lines,
-                fmt::format("{}: {}{}", probe, scalar, direction_suffix(headline.better)), scalar,
-                1.0, true);
+                // The settings that tell two probes of a plugin apart on a line of their own:
+                // on one, a panel's title outgrows it.
+                fmt::format("{}: {}{}", probe, scalar, direction_suffix(headline.better)) +
+                    (probe_title(experiment, probe) == probe
+                         ? ""
+                         : "\n" + probe_title(experiment, probe).substr(probe.size() + 1)),
+                scalar, 1.0, true);
   }
   script.body() += "unset multiplot\n";
   return Figure{"probes",

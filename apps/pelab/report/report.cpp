@@ -376,8 +376,8 @@ void add_probe_table(const Experiment& experiment,
       tables.probe_header.push_back(fmt::format("{} {}{}", probe, headline.scalar, arrow));
       tables.probe_keys.push_back(fmt::format("probe/{}/{}", probe, headline.scalar));
       if (!headline.meaning.empty())
-        tables.probe_meanings.push_back(
-            fmt::format("{} {}: {}", probe, headline.scalar, headline.meaning));
+        tables.probe_meanings.push_back(fmt::format("{} {}: {}", probe_title(experiment, probe),
+                                                    headline.scalar, headline.meaning));
     }
   }
   for (const auto& point : experiment.points) {

@@ -85,6 +85,9 @@ struct Experiment {
   std::map<std::string, std::vector<Headline>> headlines;
   /// The probes in the order the runs' manifests list them.
   std::vector<std::string> probe_order;
+  /// What tells apart the probes of a plugin that the manifest lists more than once, by output
+  /// name ("connectivity_2" -> "relation = functional_connectivity"); absent for the others.
+  std::map<std::string, std::string> probe_settings;
   /// E.g. an init plugin that could not be loaded to find its scale.
   std::vector<std::string> warnings;
   /// The filters the runs were chosen by, and how many finished runs they left out.
@@ -199,6 +202,10 @@ ReportResult write_report(const std::vector<std::string>& dirs, const std::strin
 /// has), else its first scalar that is not per block.
 std::vector<Headline> headlines_of(const Experiment& experiment, const std::string& probe,
                                    const std::set<std::string>& scalars);
+
+/// A probe as a reader knows it: its output name, with the settings that tell it apart from
+/// another probe of its plugin ("connectivity_2 (relation = functional_connectivity)").
+std::string probe_title(const Experiment& experiment, const std::string& probe);
 
 /// The probes that some point has scalars for (in the manifest's order, then any others) with
 /// their scalars.
