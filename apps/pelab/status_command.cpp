@@ -67,7 +67,7 @@ int StatusCommand::execute() {
   fmt::print("\n{} run(s): {} done, {} running, {} failed, {} interrupted, {} pending\n",
              statuses.size(), counts[RunState::kDone], counts[RunState::kRunning],
              counts[RunState::kFailed], counts[RunState::kInterrupted], counts[RunState::kPending]);
-  if (const auto estimate = estimate_remaining(statuses)) {
+  if (const auto estimate = estimate_remaining(statuses, launched_jobs(dir_))) {
     const std::string own_points = estimate->runs_at_their_points_pace == 0
                                        ? ""
                                        : fmt::format("; {} run(s) at their own point's pace",

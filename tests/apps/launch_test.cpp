@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <boost/filesystem.hpp>
@@ -225,6 +227,35 @@ TEST(SweepStatusTest, NothingLeftOrNoPaceYetGivesNoEstimate) {
   EXPECT_FALSE(estimate_remaining({status_of(RunState::kRunning, 0, 10, -1, -1),
                                    status_of(RunState::kPending, -1, -1)})
                    .has_value());
+}
+
+// Between one run's end and the next one's start a -j 2 sweep runs one run: the estimate keeps
+// the two its launcher recorded rather than doubling. A snapshot of this host whose launcher is
+// gone counts for nothing, one from before the record (no jobs file) too.
+TEST(SweepStatusTest, TheEstimateKeepsTheLaunchersRunsAtATime) {
+  const std::vector<RunStatus> statuses = {
+      status_of(RunState::kDone, 10, 10, 20.0),        // 2 s an epoch
+      status_of(RunState::kRunning, 5, 10, -1, 10.0),  // 10 s left
+      status_of(RunState::kPending, -1, -1),           // 20 s
+      status_of(RunState::kPending, -1, -1),           // 20 s
+  };
+  EXPECT_EQ(estimate_remaining(statuses)->at_a_time, 1u);
+  const auto estimate = estimate_remaining(statuses, 2);
+  EXPECT_EQ(estimate->at_a_time, 2u);
+  EXPECT_DOUBLE_EQ(estimate->seconds_left, 50.0 / 2);
+  EXPECT_EQ(estimate_remaining(statuses, 8)->at_a_time, 3u);  // no more than the runs left
+
+  ScratchDir dir;
+  EXPECT_EQ(launched_jobs(dir.path()), 0u);
+  const std::string prefix = dir / (".manifest-" + RunClaim::this_host() + "-");
+  boost::filesystem::create_directories(prefix + std::to_string(::getpid()));
+  write_file_atomically(prefix + std::to_string(::getpid()) + "/jobs", "2");
+  boost::filesystem::create_directories(prefix + "999999999");  // no such process
+  write_file_atomically(prefix + "999999999/jobs", "4");
+  boost::filesystem::create_directories(dir / ".manifest-elsewhere-12");  // another host's: counted
+  write_file_atomically(dir / ".manifest-elsewhere-12/jobs", "3");
+  boost::filesystem::create_directories(dir / ".manifest-elsewhere-13");  // from before the record
+  EXPECT_EQ(launched_jobs(dir.path()), 2u + 3u);
 }
 
 TEST(SweepStatusTest, AFolderWithoutRunsIsAnError) {

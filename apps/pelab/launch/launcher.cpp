@@ -20,6 +20,7 @@
 
 #include "launch/progress_board.h"
 #include "launch/sweep_interruption.h"
+#include "launch/sweep_status.h"
 #include "pelab/base/error.h"
 #include "pelab/config/manifest.h"
 #include "pelab/io/file_io.h"
@@ -83,13 +84,15 @@ class SequentialLauncher : public Launcher {
 // or, after a sweep killed with SIGKILL, by the next sweep on the same host.
 class ManifestSnapshot {
  public:
-  ManifestSnapshot(const std::string& manifest, const std::string& experiment_dir)
+  // `jobs`, the runs at a time, is recorded beside it for `pelab status`'s estimate.
+  ManifestSnapshot(const std::string& manifest, const std::string& experiment_dir, int jobs)
       : dir_(ExperimentFolder(experiment_dir)
                  .manifest_snapshot_folder(RunClaim::this_host(), ::getpid())),
         path_((fs::path(dir_) / fs::path(manifest).filename()).string()) {
     remove_stale(experiment_dir);
     fs::create_directories(dir_);
     write_file_atomically(path_, read_file(manifest));
+    write_file_atomically((fs::path(dir_) / kLaunchedJobsFile).string(), std::to_string(jobs));
   }
   ~ManifestSnapshot() {
     boost::system::error_code ignored;
@@ -282,7 +285,7 @@ class ProcessPoolLauncher : public Launcher {
   std::vector<LaunchResult> launch(const LaunchPlan& plan) override {
     const Manifest& manifest = *plan.manifest;
     const std::string experiment_dir = ExperimentFolder::of(plan.output, manifest.name()).dir();
-    const ManifestSnapshot snapshot(plan.manifest_path, experiment_dir);
+    const ManifestSnapshot snapshot(plan.manifest_path, experiment_dir, jobs_);
     SweepInterruption interruption(snapshot.path(), snapshot.dir());
     const std::vector<std::string> base = worker_arguments(plan, snapshot.path());
     // Each worker gets an equal share of the cores (what a run whose train.threads is 0 uses).

@@ -1,15 +1,20 @@
 #include "launch/sweep_status.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <map>
 #include <set>
+
+#include <signal.h>
 
 #include <fmt/format.h>
 #include <boost/filesystem.hpp>
 
 #include "pelab/base/error.h"
 #include "pelab/config/manifest.h"
+#include "pelab/io/file_io.h"
 #include "pelab/runs/experiment_folder.h"
+#include "pelab/runs/run_claim.h"
 #include "pelab/runs/run_folder.h"
 
 namespace pelab::cli {
@@ -126,7 +131,8 @@ std::vector<RunStatus> sweep_status(const std::string& experiment_dir) {
   return statuses;
 }
 
-std::optional<SweepEstimate> estimate_remaining(const std::vector<RunStatus>& statuses) {
+std::optional<SweepEstimate> estimate_remaining(const std::vector<RunStatus>& statuses,
+                                                std::size_t launched) {
   std::vector<double> finished_pace, running_pace, epochs;
   std::map<std::string, std::vector<double>> finished_pace_of_point;
   for (const auto& status : statuses) {
@@ -177,9 +183,34 @@ std::optional<SweepEstimate> estimate_remaining(const std::vector<RunStatus>& st
         std::max(total - done, 0.0) * (has_own ? median(own->second) : estimate.seconds_per_epoch);
   }
   if (left == 0) return std::nullopt;
-  estimate.at_a_time = std::min(std::max<std::size_t>(running, 1), left);
+  estimate.at_a_time = std::min(std::max<std::size_t>({running, launched, 1}), left);
   estimate.seconds_left = work / static_cast<double>(estimate.at_a_time);
   return estimate;
+}
+
+std::size_t launched_jobs(const std::string& experiment_dir) {
+  const std::string host = RunClaim::this_host();
+  const std::string mine = ExperimentFolder::manifest_snapshot_prefix(host);
+  const std::string prefix = mine.substr(0, mine.size() - host.size() - 1);  // any host's
+  std::size_t jobs = 0;
+  boost::system::error_code error;
+  for (fs::directory_iterator it(experiment_dir, error), end; !error && it != end;
+       it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    if (name.rfind(mine, 0) == 0) {
+      const std::string pid = name.substr(mine.size());
+      if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+      if (::kill(static_cast<pid_t>(std::stol(pid)), 0) != 0 && errno == ESRCH) continue;
+    }
+    try {
+      const std::string text = read_file((it->path() / kLaunchedJobsFile).string());
+      jobs += static_cast<std::size_t>(std::max(0L, std::stol(text)));
+    } catch (const std::exception&) {
+      // A launcher from before the record, or one that has not written it yet: unknown.
+    }
+  }
+  return jobs;
 }
 
 }  // namespace pelab::cli

@@ -55,7 +55,19 @@ struct SweepEstimate {
   std::string pace_source;                    // "the finished runs" or "the running runs"
   std::size_t runs_at_their_points_pace = 0;  // runs left estimated at their own point's pace
 };
-/// nullopt when nothing is left, or when no run has a pace yet.
-std::optional<SweepEstimate> estimate_remaining(const std::vector<RunStatus>& statuses);
+/// nullopt when nothing is left, or when no run has a pace yet. `launched` is how many runs at a
+/// time the sweeps now running were started with (launched_jobs): between one run's end and the
+/// next one's start fewer run than that, and the estimate should not double for it.
+std::optional<SweepEstimate> estimate_remaining(const std::vector<RunStatus>& statuses,
+                                                std::size_t launched = 0);
+
+/// The file in which a local sweep's launcher records its `-j`, in its manifest snapshot folder
+/// (ExperimentFolder::manifest_snapshot_folder).
+inline constexpr const char* kLaunchedJobsFile = "jobs";
+
+/// The runs at a time of the sweeps running on an experiment now: the sum of the `-j` their
+/// launchers recorded (kLaunchedJobsFile), leaving out this host's launchers whose process is
+/// gone; 0 when none is known.
+std::size_t launched_jobs(const std::string& experiment_dir);
 
 }  // namespace pelab::cli
