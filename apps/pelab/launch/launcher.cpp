@@ -88,11 +88,12 @@ class ManifestSnapshot {
   ManifestSnapshot(const std::string& manifest, const std::string& experiment_dir, int jobs)
       : dir_(ExperimentFolder(experiment_dir)
                  .manifest_snapshot_folder(RunClaim::this_host(), ::getpid())),
-        path_((fs::path(dir_) / fs::path(manifest).filename()).string()) {
+        path_((fs::path(dir_) / fs::path(manifest).filename()).string()),
+        jobs_path_((fs::path(dir_) / kLaunchedJobsFile).string()) {
     remove_stale(experiment_dir);
     fs::create_directories(dir_);
     write_file_atomically(path_, read_file(manifest));
-    write_file_atomically((fs::path(dir_) / kLaunchedJobsFile).string(), std::to_string(jobs));
+    write_file_atomically(jobs_path_, std::to_string(jobs));
   }
   ~ManifestSnapshot() {
     boost::system::error_code ignored;
@@ -102,6 +103,8 @@ class ManifestSnapshot {
   ManifestSnapshot& operator=(const ManifestSnapshot&) = delete;
   const std::string& dir() const { return dir_; }
   const std::string& path() const { return path_; }
+  /// Every file it holds.
+  std::vector<std::string> files() const { return {path_, jobs_path_}; }
 
  private:
   // The snapshots of this host's sweeps whose process is gone.
@@ -124,6 +127,7 @@ class ManifestSnapshot {
 
   std::string dir_;
   std::string path_;
+  std::string jobs_path_;
 };
 
 // The file descriptor on which a worker writes its progress (RunOptions::progress_fd).
@@ -286,7 +290,7 @@ class ProcessPoolLauncher : public Launcher {
     const Manifest& manifest = *plan.manifest;
     const std::string experiment_dir = ExperimentFolder::of(plan.output, manifest.name()).dir();
     const ManifestSnapshot snapshot(plan.manifest_path, experiment_dir, jobs_);
-    SweepInterruption interruption(snapshot.path(), snapshot.dir());
+    SweepInterruption interruption(snapshot.files(), snapshot.dir());
     const std::vector<std::string> base = worker_arguments(plan, snapshot.path());
     // Each worker gets an equal share of the cores (what a run whose train.threads is 0 uses).
     const CoreShare share = plan.run_options.cores.value_or(CoreShare::of_this_process())

@@ -9,6 +9,8 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "pelab/base/error.h"
 
@@ -21,7 +23,8 @@ namespace {
 constexpr std::array<int, 3> kSignals = {SIGINT, SIGTERM, SIGHUP};
 constexpr std::size_t kMaxWorkers = 1024;
 
-char snapshot_file[PATH_MAX];
+constexpr std::size_t kMaxSnapshotFiles = 4;
+std::array<char[PATH_MAX], kMaxSnapshotFiles> snapshot_files;  // "" past the last one
 char snapshot_dir[PATH_MAX];
 std::array<std::atomic<pid_t>, kMaxWorkers> workers;
 std::array<struct sigaction, kSignals.size()> previous_actions;
@@ -33,7 +36,9 @@ extern "C" void forward_clean_up_and_die(int signal_number) {
     const pid_t pid = worker.load();
     if (pid > 0) ::kill(pid, signal_number);
   }
-  ::unlink(snapshot_file);
+  for (const auto& file : snapshot_files) {
+    if (file[0] != '\0') ::unlink(file);
+  }
   ::rmdir(snapshot_dir);
   ::signal(signal_number, SIG_DFL);
   ::raise(signal_number);
@@ -41,12 +46,19 @@ extern "C" void forward_clean_up_and_die(int signal_number) {
 
 }  // namespace
 
-SweepInterruption::SweepInterruption(const std::string& file, const std::string& dir) {
+SweepInterruption::SweepInterruption(const std::vector<std::string>& files,
+                                     const std::string& dir) {
   PELAB_INTERNAL_ASSERT(!installed.exchange(true), "one SweepInterruption at a time");
-  PELAB_CHECK(file.size() < PATH_MAX && dir.size() < PATH_MAX,
-              "the manifest snapshot's path is longer than PATH_MAX: {}", file);
+  PELAB_INTERNAL_ASSERT(files.size() <= kMaxSnapshotFiles, "{} snapshot files", files.size());
+  PELAB_CHECK(dir.size() < PATH_MAX, "the manifest snapshot's path is longer than PATH_MAX: {}",
+              dir);
   // Copied now: the signal handler may not allocate.
-  std::memcpy(snapshot_file, file.c_str(), file.size() + 1);
+  for (std::size_t i = 0; i < kMaxSnapshotFiles; ++i) {
+    const std::string file = i < files.size() ? files[i] : "";
+    PELAB_CHECK(file.size() < PATH_MAX, "the manifest snapshot's path is longer than PATH_MAX: {}",
+                file);
+    std::memcpy(snapshot_files[i], file.c_str(), file.size() + 1);
+  }
   std::memcpy(snapshot_dir, dir.c_str(), dir.size() + 1);
   for (auto& worker : workers)
     worker.store(0);

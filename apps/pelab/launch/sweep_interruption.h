@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <string>
+#include <vector>
 
 namespace pelab::cli {
 
@@ -14,8 +15,9 @@ namespace pelab::cli {
 /// workers' runs resume from their checkpoints next time. One at a time per process.
 class SweepInterruption {
  public:
-  /// `snapshot_file` inside `snapshot_dir`: both removed on a signal.
-  SweepInterruption(const std::string& snapshot_file, const std::string& snapshot_dir);
+  /// The `snapshot_files` (at most 4) inside `snapshot_dir`: all removed on a signal.
+  SweepInterruption(const std::vector<std::string>& snapshot_files,
+                    const std::string& snapshot_dir);
   ~SweepInterruption();  // restores the previous handlers
   SweepInterruption(const SweepInterruption&) = delete;
   SweepInterruption& operator=(const SweepInterruption&) = delete;
