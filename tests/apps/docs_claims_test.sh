@@ -89,7 +89,8 @@ for row in csv.DictReader(open(path)):
         f = lambda v: f"{float(v) * float(factor):.{decimals}f}"
         print(f"{'+' if float(row['difference']) >= 0 else ''}{f(row['difference'])} "
               f"[95% CI {f(row['ci_low'])}, {f(row['ci_high'])}], "
-              f"p = {float(row['p']):.3g}, Holm p = {float(row['p_holm']):.3g}, n = {row['n']}")
+              f"p = {float(row['p']):.3g}, Holm p = {float(row['p_holm']):.3g}, n = "
+              + (row["n"] if row["pairing"] == "paired" else f"{row['n_b']} + {row['n_a']}, unpaired"))
         break
 else:
     sys.exit(f"no comparison {kind} {metric}: {b} - {a} in {path}")

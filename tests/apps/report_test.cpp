@@ -308,6 +308,10 @@ TEST_F(ReportFolder, AnUnpairedComparisonCountsEachPointsSeeds) {
   EXPECT_THAT(md, HasSubstr("not resolved at n = 2 + 3, unpaired"));
   EXPECT_THAT(result.comparisons_text, HasSubstr("not resolved at n = 2 + 3, unpaired"));
   EXPECT_THAT(result.comparisons_text, Not(HasSubstr("n = 5")));
+  // comparisons.csv: n (both together) and each point's seeds, B's first.
+  EXPECT_THAT(test::slurp(dir_ / "exp/comparisons.csv"),
+              ContainsRegex("points,test/all/accuracy,\"learned, normal std=0.2\",\"learned, "
+                            "normal std=2\",unpaired,5,[^\n]*,2,3\n"));
 }
 
 // --reference-scale: every scale of a series against the one asked for (here the large-norm

@@ -150,12 +150,15 @@ void add_instance_comparisons(const Experiment& experiment, const std::string& k
 
 std::string csv_row(const std::string& kind, const std::string& metric, const std::string& a,
                     const std::string& b, const Comparison& c) {
-  return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", kind, csv_field(metric),
+  // n is what the test rests on (the pairs, or both points' seeds together); n_b and n_a each
+  // point's seeds, as an unpaired comparison is written ("n = 2 + 3, unpaired").
+  return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", kind, csv_field(metric),
                      csv_field(a), csv_field(b), c.paired ? "paired" : "unpaired", c.n,
                      format_number(c.difference), format_number(c.ci_low), format_number(c.ci_high),
                      format_number(c.p), format_number(c.p_holm), format_number(c.min_p),
                      c.exact ? "exact" : "monte-carlo",
-                     c.seeds_for_power ? std::to_string(*c.seeds_for_power) : "");
+                     c.seeds_for_power ? std::to_string(*c.seeds_for_power) : "",
+                     c.paired ? c.n : c.n_b, c.paired ? c.n : c.n_a);
 }
 
 const Point* find_point(const Experiment& experiment, const std::string& name) {
@@ -291,7 +294,7 @@ std::vector<ComparisonTable> compare_named(const Experiment& experiment,
 std::string comparisons_csv(const Inference& inference) {
   std::string csv =
       "kind,metric,a,b,pairing,n,difference,ci_low,ci_high,p,p_holm,min_p,permutations,"
-      "seeds_for_power\n";
+      "seeds_for_power,n_b,n_a\n";
   for (const auto& table : inference.tables) {
     for (const auto& row : table.rows)
       csv += csv_row("points", row.metric, row.a, row.b, row.comparison);
