@@ -109,17 +109,11 @@ class ManifestSnapshot {
  private:
   // The snapshots of this host's sweeps whose process is gone.
   static void remove_stale(const std::string& experiment_dir) {
-    const std::string mine = ExperimentFolder::manifest_snapshot_prefix(RunClaim::this_host());
     boost::system::error_code ignored;
     std::vector<fs::path> stale;
     for (fs::directory_iterator it(experiment_dir, ignored), end; !ignored && it != end;
          it.increment(ignored)) {
-      const std::string name = it->path().filename().string();
-      if (name.rfind(mine, 0) != 0) continue;
-      const std::string pid = name.substr(mine.size());
-      if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
-      if (::kill(static_cast<pid_t>(std::stol(pid)), 0) != 0 && errno == ESRCH)
-        stale.push_back(it->path());
+      if (is_stale_local_snapshot(it->path().filename().string())) stale.push_back(it->path());
     }
     for (const auto& dir : stale)
       fs::remove_all(dir, ignored);

@@ -188,6 +188,14 @@ std::optional<SweepEstimate> estimate_remaining(const std::vector<RunStatus>& st
   return estimate;
 }
 
+bool is_stale_local_snapshot(const std::string& folder_name) {
+  const std::string mine = ExperimentFolder::manifest_snapshot_prefix(RunClaim::this_host());
+  if (folder_name.rfind(mine, 0) != 0) return false;
+  const std::string pid = folder_name.substr(mine.size());
+  if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) return false;
+  return ::kill(static_cast<pid_t>(std::stol(pid)), 0) != 0 && errno == ESRCH;
+}
+
 std::size_t launched_jobs(const std::string& experiment_dir) {
   const std::string host = RunClaim::this_host();
   const std::string mine = ExperimentFolder::manifest_snapshot_prefix(host);
@@ -197,12 +205,7 @@ std::size_t launched_jobs(const std::string& experiment_dir) {
   for (fs::directory_iterator it(experiment_dir, error), end; !error && it != end;
        it.increment(error)) {
     const std::string name = it->path().filename().string();
-    if (name.rfind(prefix, 0) != 0) continue;
-    if (name.rfind(mine, 0) == 0) {
-      const std::string pid = name.substr(mine.size());
-      if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
-      if (::kill(static_cast<pid_t>(std::stol(pid)), 0) != 0 && errno == ESRCH) continue;
-    }
+    if (name.rfind(prefix, 0) != 0 || is_stale_local_snapshot(name)) continue;
     try {
       const std::string text = read_file((it->path() / kLaunchedJobsFile).string());
       jobs += static_cast<std::size_t>(std::max(0L, std::stol(text)));

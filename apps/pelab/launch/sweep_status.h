@@ -65,6 +65,10 @@ std::optional<SweepEstimate> estimate_remaining(const std::vector<RunStatus>& st
 /// (ExperimentFolder::manifest_snapshot_folder).
 inline constexpr const char* kLaunchedJobsFile = "jobs";
 
+/// Whether `folder_name` (a name in an experiment folder) is the manifest snapshot of a sweep
+/// launched on this host whose process is gone: a sweep killed with SIGKILL leaves it behind.
+bool is_stale_local_snapshot(const std::string& folder_name);
+
 /// The runs at a time of the sweeps running on an experiment now: the sum of the `-j` their
 /// launchers recorded (kLaunchedJobsFile), leaving out this host's launchers whose process is
 /// gone; 0 when none is known.

@@ -450,14 +450,13 @@ std::optional<Figure> probes_figure(const Experiment& experiment) {
                        fmt::format("block {}", block)});
     }
     if (lines.size() == 2) lines.pop_back();  // one block: its value is the mean
-    scale_panel(script, experiment, lines,
-                // The settings that tell two probes of a plugin apart on a line of their own:
-                // on one, a panel's title outgrows it.
-                fmt::format("{}: {}{}", probe, scalar, direction_suffix(headline.better)) +
-                    (probe_title(experiment, probe) == probe
-                         ? ""
-                         : "\n" + probe_title(experiment, probe).substr(probe.size() + 1)),
-                scalar, 1.0, true);
+    // The settings that tell two probes of a plugin apart on a line of their own: on one, a
+    // panel's title outgrows it.
+    std::string title = fmt::format("{}: {}{}", probe, scalar, direction_suffix(headline.better));
+    if (const auto settings = experiment.probe_settings.find(probe);
+        settings != experiment.probe_settings.end())
+      title += fmt::format("\n({})", settings->second);
+    scale_panel(script, experiment, lines, title, scalar, 1.0, true);
   }
   script.body() += "unset multiplot\n";
   return Figure{"probes",
