@@ -60,6 +60,21 @@ std::string ParamSpec::accepted() const {
   return text;
 }
 
+namespace {
+
+// A declared parameter with no bounds, choices or condition yet (the refinements add them).
+ParamSpec declared(const std::string& name, ParamType type, ParamValue value,
+                   const std::string& doc) {
+  ParamSpec spec;
+  spec.name = name;
+  spec.type = type;
+  spec.default_value = std::move(value);
+  spec.doc = doc;
+  return spec;
+}
+
+}  // namespace
+
 ParamSpec& ParamSchema::add(ParamSpec spec) {
   PELAB_INTERNAL_ASSERT(find(spec.name) == nullptr, "parameter '{}' declared twice", spec.name);
   PELAB_INTERNAL_ASSERT(spec.name != "plugin", "'plugin' is reserved for the plugin's name");
@@ -68,44 +83,48 @@ ParamSpec& ParamSchema::add(ParamSpec spec) {
 }
 
 ParamSpec& ParamSchema::boolean(const std::string& name, bool value, const std::string& doc) {
-  return add(ParamSpec{name, ParamType::kBool, value, doc, {}, {}, {}, {}});
+  return add(declared(name, ParamType::kBool, value, doc));
 }
 ParamSpec& ParamSchema::integer(const std::string& name, std::int64_t value,
                                 const std::string& doc) {
-  return add(ParamSpec{name, ParamType::kInt, value, doc, {}, {}, {}, {}});
+  return add(declared(name, ParamType::kInt, value, doc));
 }
 ParamSpec& ParamSchema::real(const std::string& name, double value, const std::string& doc) {
-  return add(ParamSpec{name, ParamType::kFloat, value, doc, {}, {}, {}, {}});
+  return add(declared(name, ParamType::kFloat, value, doc));
 }
 ParamSpec& ParamSchema::string(const std::string& name, const std::string& value,
                                const std::string& doc) {
-  return add(ParamSpec{name, ParamType::kString, value, doc, {}, {}, {}, {}});
+  return add(declared(name, ParamType::kString, value, doc));
 }
 ParamSpec& ParamSchema::choice(const std::string& name, const std::string& value,
                                std::vector<std::string> choices, const std::string& doc) {
   PELAB_INTERNAL_ASSERT(std::find(choices.begin(), choices.end(), value) != choices.end(),
                         "default '{}' of '{}' is not one of its choices", value, name);
-  return add(ParamSpec{name, ParamType::kString, value, doc, {}, {}, std::move(choices), {}});
+  ParamSpec spec = declared(name, ParamType::kString, value, doc);
+  spec.choices = std::move(choices);
+  return add(std::move(spec));
 }
 ParamSpec& ParamSchema::reals(const std::string& name, std::vector<double> value,
                               const std::string& doc) {
-  return add(ParamSpec{name, ParamType::kFloatList, std::move(value), doc, {}, {}, {}, {}});
+  return add(declared(name, ParamType::kFloatList, std::move(value), doc));
 }
 ParamSpec& ParamSchema::integers(const std::string& name, std::vector<std::int64_t> value,
                                  const std::string& doc) {
-  return add(ParamSpec{name, ParamType::kIntList, std::move(value), doc, {}, {}, {}, {}});
+  return add(declared(name, ParamType::kIntList, std::move(value), doc));
 }
 ParamSpec& ParamSchema::strings(const std::string& name, std::vector<std::string> value,
                                 const std::string& doc) {
-  return add(ParamSpec{name, ParamType::kStringList, std::move(value), doc, {}, {}, {}, {}});
+  return add(declared(name, ParamType::kStringList, std::move(value), doc));
 }
 ParamSpec& ParamSchema::plugin(const std::string& name, PluginKind kind,
                                const std::string& default_plugin, const std::string& doc) {
   auto spec = std::make_shared<PluginSpec>();
   spec->kind = kind;
   spec->name = default_plugin;
-  return add(ParamSpec{
-      name, ParamType::kPlugin, std::shared_ptr<const PluginSpec>(spec), doc, {}, {}, {}, kind});
+  ParamSpec declared_spec =
+      declared(name, ParamType::kPlugin, std::shared_ptr<const PluginSpec>(spec), doc);
+  declared_spec.plugin_kind = kind;
+  return add(std::move(declared_spec));
 }
 
 const ParamSpec* ParamSchema::find(const std::string& name) const {
