@@ -1,31 +1,41 @@
-# Run from the repository root after unpacking docs/results/netsim-sigma-curve.tar.xz into runs/:
-#   python3 docs/results/sigma_curve_tables.py runs/netsim-sigma-curve build/bin/pelab 3
-# Prints, for one dimension of the sweep, the tables of docs/reproducing.md's "The sigma curve at
-# the paper's 15 seeds" as `pelab report --where task.dims=D --reference-scale 2` computes them,
-# and (with --claims FILE) writes the claims.tsv rows that the docs_claims test re-derives.
-"""The network sigma curve's tables for one dimension, from `pelab report` of its run records:
-mean ± SEM per point, each learned scale minus sigma 2.0 (paired over seeds, Holm over the five
-scales), the comparisons asked for by name, per-seed values and the cost."""
+# Run from the repository root after unpacking a sigma curve's archive into runs/:
+#   python3 docs/results/sigma_curve_tables.py runs/netsim-sigma-curve build/bin/pelab --dims=3
+#   python3 docs/results/sigma_curve_tables.py runs/brain-sigma-curve build/bin/pelab
+# Prints the tables of docs/reproducing.md's "The sigma curve at the paper's 15 seeds" (the
+# network's, one dimension of its sweep with --dims; the brain's synthetic cohort) as `pelab report
+# [--where task.dims=D] --reference-scale 2` computes them, and (with --claims=FILE) writes the
+# claims.tsv rows that the docs_claims test re-derives.
+"""A sigma curve's tables from `pelab report` of its run records: mean ± SEM per point, each
+learned scale minus sigma 2.0 (paired over seeds, Holm over the five scales), the comparisons
+asked for by name, per-seed values and the cost."""
 import csv, glob, json, os, statistics, subprocess, sys, tempfile
 
-arguments = [a for a in sys.argv[1:] if not a.startswith("--claims")]
-claims_file = next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--claims=")), None)
-if len(arguments) != 3:
-    sys.exit("usage: sigma_curve_tables.py EXPERIMENT_FOLDER PELAB DIMS [--claims=FILE]")
-experiment, pelab, dims = arguments
-where = ["--where", f"task.dims={dims}"]
+options = dict(a[2:].split("=", 1) for a in sys.argv[1:] if a.startswith("--"))
+arguments = [a for a in sys.argv[1:] if not a.startswith("--")]
+if len(arguments) != 2 or set(options) - {"dims", "claims"}:
+    sys.exit("usage: sigma_curve_tables.py EXPERIMENT_FOLDER PELAB [--dims=D] [--claims=FILE]")
+experiment, pelab = arguments
+experiment = experiment.rstrip("/")
+experiment_name = os.path.basename(experiment)
+dims = options.get("dims")
+claims_file = options.get("claims")
+where = ["--where", f"task.dims={dims}"] if dims else []
+prefix = f"task.dims={dims}," if dims else ""
+network = experiment_name.startswith("netsim")
 
 SCALES = ["0.1", "0.2", "0.5", "1", "1.5", "2"]
 LEARNED = [f"learned, normal std={s}" for s in SCALES]
-ROWS = [(f"task.dims={dims},pe=learned+init=normal+std={s}", f"learned, normal std={s}",
+oracle = next(os.path.basename(p) for p in glob.glob(f"{experiment}/{prefix}pe=sinusoidal_nd*"))
+ROWS = [(f"{prefix}pe=learned+init=normal+std={s}", f"learned, normal std={s}",
          f"learned sigma {float(s):.1f}", f"sigma {float(s):.1f}") for s in SCALES] + [
-    (f"task.dims={dims},pe=random_fixed+init=normal+std=1", "random_fixed, normal std=1",
+    (f"{prefix}pe=random_fixed+init=normal+std=1", "random_fixed, normal std=1",
      "random_fixed (std 1, frozen)", "random_fixed"),
-    (f"task.dims={dims},pe=none", "none", "NoPE", "NoPE"),
-    (f"task.dims={dims},pe=sinusoidal_nd+coordinate_scale=20+use_hidden_coordinates=true",
-     "sinusoidal_nd", f"sinusoidal {dims}D (oracle)", "sinusoidal")]
-PROBES = ["probe/rsa/spearman", "probe/connectivity/spearman", "probe/connectivity_2/spearman",
-          "probe/modularity/q", "probe/decoding/r2"]
+    (f"{prefix}pe=none", "none", "NoPE", "NoPE"),
+    (oracle, "sinusoidal_nd", f"sinusoidal {dims or 3}D (oracle)", "sinusoidal")]
+PROBES = ([("probe/rsa/spearman", "RSA (distance)"), ("probe/connectivity/spearman", "coupling W"),
+           ("probe/connectivity_2/spearman", "FC")] if network else
+          [("probe/rsa/spearman", "RSA (centroids)"), ("probe/connectivity/spearman", "FC")]) + [
+    ("probe/modularity/q", "modularity Q"), ("probe/decoding/r2", "decoding R^2")]
 NAMED = [("learned, normal std=0.2", "sinusoidal_nd"),
          ("learned, normal std=0.2", "learned, normal std=0.1"),
          ("learned, normal std=0.2", "learned, normal std=0.5"),
@@ -33,7 +43,7 @@ NAMED = [("learned, normal std=0.2", "sinusoidal_nd"),
          ("learned, normal std=1", "random_fixed, normal std=1")]
 MSES = ["test/all/mse", "test_high_mask/all/mse"]
 
-out = tempfile.mkdtemp(prefix=f"sigma{dims}d-")
+out = tempfile.mkdtemp(prefix=f"{experiment_name}-")
 subprocess.run([pelab, "report", experiment, "--out", out, "--reference-scale", "2",
                 "--gnuplot", "/nonexistent/gnuplot", *where], check=True, capture_output=True)
 results = {(r["point"], r["metric"]): r for r in csv.DictReader(open(f"{out}/results.csv"))}
@@ -57,14 +67,14 @@ def moved(point):
     return "0" if percent < 0.05 else f"{percent:.0f}%" if percent >= 10 else f"{percent:.1f}%"
 
 
-print(f"Mean ± SEM over the seeds ({dims}D):\n")
-print("| PE | test MSE | test_high_mask MSE | test r | RSA (distance) | coupling W | FC | "
-      "modularity Q | decoding R^2 | PE moved |")
-print("|---|" + "---:|" * 9)
-for point, _, name, _ in ROWS:
+print(f"Mean ± SEM over the seeds{f' ({dims}D)' if dims else ''}:\n")
+print("| PE | test MSE | test_high_mask MSE | test r | " + " | ".join(c for _, c in PROBES) +
+      " | PE moved |")
+print("|---|" + "---:|" * (len(PROBES) + 4))
+for point, _, row_name, _ in ROWS:
     cells = [mean_sem(point, m, 4) for m in MSES] + [mean_sem(point, "test/all/r", 3, sem=False)]
-    cells += [mean_sem(point, p, 3) for p in PROBES] + [moved(point)]
-    print(f"| {name} | " + " | ".join(cells) + " |")
+    cells += [mean_sem(point, p, 3) for p, _ in PROBES] + [moved(point)]
+    print(f"| {row_name} | " + " | ".join(cells) + " |")
 
 # The RSA p-values as the report's probe table combines them (Fisher, count under 0.05).
 print("\nRSA p-values (the report's probe table):")
@@ -97,7 +107,7 @@ for pair, decimals in (((MSES[0], "test MSE (50% masked)"), (MSES[1], "test_high
         cells = [quote(against_two(metric, label), 1, decimals) for metric, _ in pair]
         print(f"| {scale} | " + " | ".join(cells) + " |")
         claims += [("points", metric, LEARNED[-1], label, "1", str(decimals),
-                    f"--where task.dims={dims} --reference-scale 2") for metric, _ in pair]
+                    " ".join(where + ["--reference-scale", "2"])) for metric, _ in pair]
 
 print("\n| B - A | test MSE | test_high_mask MSE |\n|---|---|---|")
 for a, b in NAMED:
@@ -109,7 +119,7 @@ for a, b in NAMED:
             if line.startswith(metric + ": "):
                 texts[metric] = line[len(metric) + 2:].split(", Holm p = ")[0]
     print(f"| {b} - {a} | {texts[MSES[0]]} | {texts[MSES[1]]} |")
-    claims += [("compare", metric, a, b, "-", "-", f"--where task.dims={dims}") for metric in MSES]
+    claims += [("compare", metric, a, b, "-", "-", " ".join(where)) for metric in MSES]
 
 
 def per_seed(split):
@@ -127,11 +137,11 @@ def per_seed(split):
     return "\n".join(table)
 
 
-print(f"\nTest MSE per seed, {dims}D:\n\n{per_seed('test')}")
-print(f"\ntest_high_mask MSE per seed, {dims}D:\n\n{per_seed('test_high_mask')}")
+print(f"\nTest MSE per seed:\n\n{per_seed('test')}")
+print(f"\ntest_high_mask MSE per seed:\n\n{per_seed('test_high_mask')}")
 
 walls = []
-for summary in glob.glob(f"{experiment}/task.dims={dims},*/seed-*/summary.json"):
+for summary in glob.glob(f"{experiment}/{prefix}pe=*/seed-*/summary.json"):
     record = json.load(open(summary))
     if record.get("status") == "finished":
         walls.append((record["wall_seconds"], record["compute"]["cpu"],
@@ -144,5 +154,4 @@ print(f"\nCost: {len(walls)} runs, median {statistics.median(seconds):.0f} s a r
 if claims_file:
     with open(claims_file, "w") as f:
         for row in claims:
-            f.write("\t".join(["docs/reproducing.md", "netsim-sigma-curve.tar.xz",
-                               "netsim-sigma-curve", *row]) + "\n")
+            f.write("\t".join(["docs/reproducing.md", f"{experiment_name}.tar.xz", experiment_name, *row]) + "\n")
