@@ -168,14 +168,15 @@ TEST_F(ReportFolder, CollectsPointsInScaleOrder) {
 
 TEST_F(ReportFolder, ResultsCsv) {
   const std::string csv = report::results_csv(report::collect(dir_ / "exp", &registry_));
-  EXPECT_THAT(csv, testing::StartsWith("point,metric,mean,sem,n,series,init_scale\n"));
+  EXPECT_THAT(csv, testing::StartsWith(
+                       "point,metric,mean,sem,n,series,init_scale,fisher_p,seeds_below_0.05\n"));
   // Shortest round-trip decimals: 0.1 may print as 0.09999999999999999.
   EXPECT_THAT(csv,
               ContainsRegex("\npe\\.init\\.std=2,test/all/accuracy,0\\.5,0\\.(1|09999+[0-9]*),2,"
-                            "\"learned, normal std\",2\n"));
+                            "\"learned, normal std\",2,,\n"));
   EXPECT_THAT(csv, ContainsRegex("\npe\\.init\\.std=0\\.2,probe/rsa/spearman,0\\.(9|8999+[0-9]*),"
-                                 "0\\.(05|0499+[0-9]*),2,\"learned, normal std\",0\\.2\n"));
-  EXPECT_THAT(csv, HasSubstr("\npe=sinusoidal,train/all/accuracy,0.95,0,1,sinusoidal_nd,\n"));
+                                 "0\\.(05|0499+[0-9]*),2,\"learned, normal std\",0\\.2,,\n"));
+  EXPECT_THAT(csv, HasSubstr("\npe=sinusoidal,train/all/accuracy,0.95,0,1,sinusoidal_nd,,,\n"));
   EXPECT_THAT(csv, HasSubstr("\npe.init.std=0.2,probe/rsa/p_value,nan,nan,0,"));
   // The cost comes last, after the probes.
   EXPECT_THAT(csv, HasSubstr("\npe.init.std=2,run/steps_per_second,15,5,2,"));
@@ -344,6 +345,41 @@ TEST(ReportProbePValues, AreCombinedByFishersMethod) {
   EXPECT_TRUE(report::is_p_value("probe/connectivity/partial_p_value_block1"));
   EXPECT_FALSE(report::is_p_value("probe/rsa/spearman"));
   EXPECT_EQ(report::combined_p_text(point, "probe/rsa/p_value"), "Fisher 0.0144 (1 of 2 < 0.05)");
+}
+
+// A p-value that no probe names as a headline (a partial test's) is combined over seeds too, in
+// its own table and in results.csv, never left for a reader to average.
+TEST_F(ReportFolder, EveryProbePValueIsCombinedOverSeeds) {
+  for (const auto& [seed, p] : std::vector<std::pair<int, std::string>>{{1, "0.01"}, {2, "0.2"}}) {
+    const std::string summary = dir_ / fmt::format("exp/pe.init.std=2/seed-{}/summary.json", seed);
+    std::string text = test::slurp(summary);
+    const std::string custom = "\"custom\": {";
+    text.insert(text.find(custom) + custom.size(), fmt::format("\"partial_p_value\": {}, ", p));
+    std::ofstream(summary) << text;
+  }
+  report::write_report(dir_ / "exp", &registry_, tables_only());
+  const std::string md = test::slurp(dir_ / "exp/report.md");
+  EXPECT_THAT(md, HasSubstr("| point | custom partial_p_value | rsa p_value |"));
+  EXPECT_THAT(md, HasSubstr("| learned, normal std=2 | Fisher 0.0144 (1 of 2 < 0.05) | - |"));
+  EXPECT_THAT(md, HasSubstr("| learned, normal std=0.2 | - | - |"));
+  const std::string csv = test::slurp(dir_ / "exp/results.csv");
+  EXPECT_THAT(csv, ContainsRegex("\npe\\.init\\.std=2,probe/custom/partial_p_value,0\\.105[0-9]*,"
+                                 "[0-9.e-]+,2,\"learned, normal std\",2,0\\.0144[0-9]*,1\n"));
+  EXPECT_THAT(csv, ContainsRegex("\npe\\.init\\.std=2,test/all/accuracy,[^\n]*,2,,\n"));
+}
+
+// `pelab report .` in an experiment's folder: Boost's create_directories(".") fails ("Invalid
+// argument": it recurses to the empty parent) although the folder exists.
+TEST_F(ReportFolder, TheCurrentFolderIsReported) {
+  const fs::path before = fs::current_path();
+  fs::current_path(dir_ / "exp");
+  try {
+    report::write_report(".", &registry_, tables_only());
+  } catch (const Error& e) {
+    ADD_FAILURE() << e.what();
+  }
+  fs::current_path(before);
+  EXPECT_THAT(test::slurp(dir_ / "exp/report.md"), HasSubstr("| learned, normal std=2 |"));
 }
 
 TEST_F(ReportFolder, TheCostSectionCountsTheCopiedRuns) {

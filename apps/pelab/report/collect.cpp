@@ -689,7 +689,8 @@ std::vector<std::string> metric_groups(const Experiment& experiment, const std::
 }
 
 std::string results_csv(const Experiment& experiment) {
-  std::string csv = "point,metric,mean,sem,n,series,init_scale\n";
+  // A p-value's mean over seeds is no p-value: fisher_p and seeds_below_0.05 combine them.
+  std::string csv = "point,metric,mean,sem,n,series,init_scale,fisher_p,seeds_below_0.05\n";
   for (const auto& point : experiment.points) {
     // Final metrics first, then probe scalars, then the run's cost.
     std::vector<std::string> keys;
@@ -702,10 +703,13 @@ std::string results_csv(const Experiment& experiment) {
                      [&](const std::string& a, const std::string& b) { return rank(a) < rank(b); });
     for (const auto& key : keys) {
       const Statistic& s = point.stats.at(key);
-      csv += fmt::format("{},{},{},{},{},{},{}\n", csv_field(point.point), csv_field(key),
+      const std::optional<CombinedP> p =
+          key.rfind("probe/", 0) == 0 && is_p_value(key) ? combined_p(point, key) : std::nullopt;
+      csv += fmt::format("{},{},{},{},{},{},{},{},{}\n", csv_field(point.point), csv_field(key),
                          s.n ? format_number(s.mean) : "nan", s.n ? format_number(s.sem) : "nan",
                          s.n, csv_field(point.series),
-                         point.init_scale ? format_number(*point.init_scale) : "");
+                         point.init_scale ? format_number(*point.init_scale) : "",
+                         p ? format_number(p->fisher) : "", p ? std::to_string(p->below_0_05) : "");
     }
   }
   return csv;

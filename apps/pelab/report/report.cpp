@@ -340,6 +340,9 @@ struct Tables {
   std::vector<std::string> probe_keys;
   std::vector<std::string> probe_meanings;  // "`rsa spearman` (higher is better): ..."
   Rows probe_rows;
+  // Every p-value a probe reports (not only the headlines), combined over each point's seeds.
+  Row p_value_header;
+  Rows p_value_rows;
 };
 
 // One table per headline metric: the points' mean ± SEM on every split.
@@ -360,6 +363,33 @@ void add_metric_tables(const Experiment& experiment, Tables& tables) {
     }
     tables.metrics_text += (m > 0 ? "\n" : "") + metrics[m].title + ":\n";
     tables.metrics_text += text_table(tables.metric_header, tables.metric_rows[m]);
+  }
+}
+
+// A column per p-value scalar of any probe (the run-level ones; per block they are in
+// results.csv), a row per point: a probe's headline table shows only the p-values it names as
+// headlines, and a reader must not have to average the others from results.csv.
+void add_p_value_table(const Experiment& experiment, Tables& tables) {
+  std::set<std::string> keys;
+  for (const auto& point : experiment.points) {
+    for (const auto& [key, stat] : point.stats) {
+      if (key.rfind("probe/", 0) == 0 && is_p_value(key) && key.find("_block") == std::string::npos)
+        keys.insert(key);
+    }
+  }
+  if (keys.empty()) return;
+  tables.p_value_header = {"point"};
+  for (const auto& key : keys) {
+    const std::string probe_and_scalar = key.substr(std::string("probe/").size());
+    const auto slash = probe_and_scalar.find('/');
+    tables.p_value_header.push_back(fmt::format("{} {}", probe_and_scalar.substr(0, slash),
+                                                probe_and_scalar.substr(slash + 1)));
+  }
+  for (const auto& point : experiment.points) {
+    Row row = {point.label};
+    for (const auto& key : keys)
+      row.push_back(combined_p_text(point, key));
+    tables.p_value_rows.push_back(row);
   }
 }
 
@@ -387,6 +417,7 @@ void add_probe_table(const Experiment& experiment,
                                     : mean_sem(point.stats, key, 1.0, "{:.3f}"));
     tables.probe_rows.push_back(row);
   }
+  add_p_value_table(experiment, tables);
 }
 
 Tables make_tables(const Experiment& experiment) {
@@ -616,6 +647,13 @@ void add_probe_section(Document& doc, const Tables& tables) {
       "block too, is in results.csv.",
       tables.probe_meanings.empty() ? "" : ": ", fmt::join(tables.probe_meanings, "; ")));
   doc.table(tables.probe_header, tables.probe_rows);
+  if (tables.p_value_rows.empty()) return;
+  doc.paragraph(
+      "Every p-value the probes report (their permutation tests), over each point's seeds: "
+      "combined by Fisher's method, with the count of seeds under 0.05; never averaged (a mean "
+      "of p-values is not a p-value). results.csv has the same in its fisher_p and "
+      "seeds_below_0.05 columns.");
+  doc.table(tables.p_value_header, tables.p_value_rows);
 }
 
 // The parameters are the same for every seed of a point: their mean is the value.
@@ -846,8 +884,9 @@ void add_points_section(Document& doc, const Experiment& experiment) {
 
 void add_files_paragraph(Document& doc) {
   doc.paragraph(fmt::format(
-      "Files: results.csv (point,metric,mean,sem,n,series,init_scale for every final metric, "
-      "probe scalar and cost), comparisons.csv (every comparison of the Comparisons and "
+      "Files: results.csv (point,metric,mean,sem,n,series,init_scale,fisher_p,seeds_below_0.05 "
+      "for every final metric, probe scalar and cost; the last two for p-values only), "
+      "comparisons.csv (every comparison of the Comparisons and "
       "Dataset instances sections), figures/*.png with the gnuplot scripts that drew them "
       "(figures/*.gp, data inline), and per run {}/ in its experiment folder ({}, {}, {}, "
       "{}/*.npy, {}/*.json and *.npy).",
@@ -886,16 +925,26 @@ void write_documents(const Document& doc, const std::string& title, ReportResult
 
 }  // namespace
 
-std::string combined_p_text(const Point& point, const std::string& key) {
+std::optional<CombinedP> combined_p(const Point& point, const std::string& key) {
   std::vector<double> p;
   for (const RunRecord& run : point.runs) {
     const auto it = run.values.find(key);
     if (it != run.values.end() && std::isfinite(it->second)) p.push_back(it->second);
   }
   const std::optional<double> fisher = fisher_combined(p);
-  if (!fisher) return "-";
-  const auto below = std::count_if(p.begin(), p.end(), [](double v) { return v < 0.05; });
-  return fmt::format("Fisher {:.3g} ({} of {} < 0.05)", *fisher, below, p.size());
+  if (!fisher) return std::nullopt;
+  CombinedP combined;
+  combined.fisher = *fisher;
+  combined.below_0_05 = static_cast<std::size_t>(
+      std::count_if(p.begin(), p.end(), [](double v) { return v < 0.05; }));
+  combined.seeds = p.size();
+  return combined;
+}
+
+std::string combined_p_text(const Point& point, const std::string& key) {
+  const std::optional<CombinedP> p = combined_p(point, key);
+  if (!p) return "-";
+  return fmt::format("Fisher {:.3g} ({} of {} < 0.05)", p->fisher, p->below_0_05, p->seeds);
 }
 
 bool is_p_value(const std::string& key) {
@@ -922,7 +971,8 @@ ReportResult write_report(const std::vector<std::string>& dirs, const std::strin
   result.dir = dir;
   const Experiment experiment = collect(dirs, registry, options.where);
   boost::system::error_code error;
-  fs::create_directories(dir, error);
+  // create_directories(".") fails ("Invalid argument") although "." exists: `pelab report .`.
+  if (!fs::is_directory(dir, error)) fs::create_directories(dir, error);
   PELAB_CHECK(!error, "cannot create the report folder '{}': {}", dir, error.message());
   result.points = experiment.points.size();
   for (const auto& point : experiment.points)

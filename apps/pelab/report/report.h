@@ -113,8 +113,15 @@ Experiment collect(const std::vector<std::string>& dirs, Registry* registry = nu
 /// Whether a probe scalar is a p-value (`p_value`, `<x>_p_value`, per block too): combined over
 /// seeds by Fisher's method in the report, never averaged.
 bool is_p_value(const std::string& key);
-/// "Fisher 0.0144 (1 of 2 < 0.05)": a point's p-values of `key` over its seeds, as the report
-/// shows them; "-" when it has none.
+/// A point's p-values of one probe scalar over its seeds, combined (Fisher's method) and counted.
+struct CombinedP {
+  double fisher = 1.0;  // one p for the seeds' independent tests
+  std::size_t below_0_05 = 0;
+  std::size_t seeds = 0;
+};
+/// The combination of `key`'s finite values over the point's seeds; nullopt when it has none.
+std::optional<CombinedP> combined_p(const Point& point, const std::string& key);
+/// "Fisher 0.0144 (1 of 2 < 0.05)": combined_p as the report shows it; "-" when it has none.
 std::string combined_p_text(const Point& point, const std::string& key);
 
 /// The splits a model is judged on: every split but the training one, unless it is the only one.

@@ -22,7 +22,9 @@ void write_file_atomically(const std::string& path, const std::string& contents)
   const fs::path target(path);
   if (target.has_parent_path()) {
     boost::system::error_code error;
-    fs::create_directories(target.parent_path(), error);
+    // create_directories(".") fails ("Invalid argument") although "." exists.
+    if (!fs::is_directory(target.parent_path(), error))
+      fs::create_directories(target.parent_path(), error);
     PELAB_CHECK(!error, "cannot create the folder '{}' for '{}': {}", target.parent_path().string(),
                 path, error.message());
   }
