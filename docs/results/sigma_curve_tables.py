@@ -78,7 +78,8 @@ for point, _, row_name, _ in ROWS:
 
 # The RSA p-values as the report's probe table combines them (Fisher, count under 0.05).
 print("\nRSA p-values (the report's probe table):")
-for line in report.splitlines():
+headlines = report.split("## Probes of the final PE", 1)[1].split("Every p-value", 1)[0]
+for line in headlines.splitlines():
     if line.startswith("| ") and "Fisher" in line:
         print(" ", line.split(" | ")[0][2:], "->", line.split(" | ")[3])
 
