@@ -106,6 +106,7 @@ for run in runs:
     for key, value in values.items():
         points.setdefault((summary["point"], key), []).append(value)
 assert len(points) == len(rows), (len(points), len(rows))
+combined = 0
 for key, values in points.items():
     row = rows[key]
     values = [v for v in values if v is not None]
@@ -115,10 +116,22 @@ for key, values in points.items():
     assert math.isclose(float(row["mean"]), mean, rel_tol=1e-12, abs_tol=1e-15), (key, row, mean)
     assert math.isclose(float(row["sem"]), sem, rel_tol=1e-9, abs_tol=1e-15), (key, row, sem)
     assert row["init_scale"] in ("0.2", "2"), row
+    # A probe's p-values are combined over the seeds by Fisher's method, here from its closed form
+    # (chi^2 with 2k degrees of freedom: exp(-x/2) * sum_{i<k} (x/2)^i / i!), never averaged.
+    if key[1].startswith("probe/") and "p_value" in key[1]:
+        half = -sum(math.log(v) for v in values)
+        fisher = math.exp(-half) * sum(half**i / math.factorial(i) for i in range(len(values)))
+        assert math.isclose(float(row["fisher_p"]), fisher, rel_tol=1e-9), (key, row, fisher)
+        assert int(row["seeds_below_0.05"]) == sum(v < 0.05 for v in values), (key, row)
+        combined += 1
+    else:
+        assert row["fisher_p"] == row["seeds_below_0.05"] == "", (key, row)
+assert combined > 0, "no probe p-value in results.csv to check"
 
 report = open(f"{experiment}/report.html").read()
 assert "data:image/png;base64," in report or shutil.which("gnuplot") is None
 for png in glob.glob(f"{experiment}/figures/*.png"):
     assert open(png, "rb").read(8) == b"\x89PNG\r\n\x1a\n", png
-print("numpy reads every probe's arrays; results.csv matches", len(runs), "summary.json files")
+print("numpy reads every probe's arrays; results.csv matches", len(runs), "summary.json files;",
+      combined, "p-values combined by Fisher's method")
 PY

@@ -74,8 +74,8 @@ report="$work/runs/examples"
 grep -q 'plugin = "rademacher"' "$report/pe=learned+init=rademacher+scale=0.1/seed-3/config.toml"
 # The initializer's marked scale makes a series: both rademacher points on it, with their scale.
 csv="$report/results.csv"
-grep -q '^pe=learned+init=rademacher+scale=0.1,test/all/accuracy,.*,"learned, rademacher scale",0.1$' "$csv"
-grep -q '^pe=learned+init=rademacher+scale=1,test/all/accuracy,.*,"learned, rademacher scale",1$' "$csv"
+grep -q '^pe=learned+init=rademacher+scale=0.1,test/all/accuracy,.*,"learned, rademacher scale",0.1,,$' "$csv"
+grep -q '^pe=learned+init=rademacher+scale=1,test/all/accuracy,.*,"learned, rademacher scale",1,,$' "$csv"
 grep -q '| learned, rademacher scale=0.1 | 0.1 | 2 |' "$report/report.md"
 # The probe's declared headline, in the probe table and its figure.
 grep -q '| point | init scale | effective_rank effective_rank | rsa spearman ↑ |' "$report/report.md"
