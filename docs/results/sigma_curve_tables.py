@@ -25,7 +25,11 @@ network = experiment_name.startswith("netsim")
 
 SCALES = ["0.1", "0.2", "0.5", "1", "1.5", "2"]
 LEARNED = [f"learned, normal std={s}" for s in SCALES]
-oracle = next(os.path.basename(p) for p in glob.glob(f"{experiment}/{prefix}pe=sinusoidal_nd*"))
+oracles = glob.glob(f"{experiment}/{prefix}pe=sinusoidal_nd*")
+if not oracles:
+    sys.exit(f"{experiment} holds no {prefix}pe=sinusoidal_nd point yet: the sweep is not finished "
+             f"(`pelab status {experiment}` says what is left)")
+oracle = os.path.basename(oracles[0])
 ROWS = [(f"{prefix}pe=learned+init=normal+std={s}", f"learned, normal std={s}",
          f"learned sigma {float(s):.1f}", f"sigma {float(s):.1f}") for s in SCALES] + [
     (f"{prefix}pe=random_fixed+init=normal+std=1", "random_fixed, normal std=1",
