@@ -703,8 +703,7 @@ std::string results_csv(const Experiment& experiment) {
                      [&](const std::string& a, const std::string& b) { return rank(a) < rank(b); });
     for (const auto& key : keys) {
       const Statistic& s = point.stats.at(key);
-      const std::optional<CombinedP> p =
-          key.rfind("probe/", 0) == 0 && is_p_value(key) ? combined_p(point, key) : std::nullopt;
+      const std::optional<CombinedP> p = is_p_value(key) ? combined_p(point, key) : std::nullopt;
       csv += fmt::format("{},{},{},{},{},{},{},{},{}\n", csv_field(point.point), csv_field(key),
                          s.n ? format_number(s.mean) : "nan", s.n ? format_number(s.sem) : "nan",
                          s.n, csv_field(point.series),

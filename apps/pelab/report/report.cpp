@@ -373,8 +373,7 @@ void add_p_value_table(const Experiment& experiment, Tables& tables) {
   std::set<std::string> keys;
   for (const auto& point : experiment.points) {
     for (const auto& [key, stat] : point.stats) {
-      if (key.rfind("probe/", 0) == 0 && is_p_value(key) && key.find("_block") == std::string::npos)
-        keys.insert(key);
+      if (is_p_value(key) && key.find("_block") == std::string::npos) keys.insert(key);
     }
   }
   if (keys.empty()) return;
@@ -948,6 +947,7 @@ std::string combined_p_text(const Point& point, const std::string& key) {
 }
 
 bool is_p_value(const std::string& key) {
+  if (key.rfind("probe/", 0) != 0) return false;
   const std::string name = key.substr(key.rfind('/') + 1);
   return name.find("p_value") != std::string::npos;
 }

@@ -110,8 +110,8 @@ Experiment collect(const std::string& dir, Registry* registry = nullptr);
 Experiment collect(const std::vector<std::string>& dirs, Registry* registry = nullptr,
                    const std::vector<RunFilter>& filters = {});
 
-/// Whether a probe scalar is a p-value (`p_value`, `<x>_p_value`, per block too): combined over
-/// seeds by Fisher's method in the report, never averaged.
+/// Whether a key is a probe's p-value (`probe/<name>/p_value`, `<x>_p_value`, per block too):
+/// combined over seeds by Fisher's method in the report, never averaged.
 bool is_p_value(const std::string& key);
 /// A point's p-values of one probe scalar over its seeds, combined (Fisher's method) and counted.
 struct CombinedP {
