@@ -48,17 +48,35 @@ int report(const GlobalOptions& global, const ReportOptions& report_options) {
               "runs/comparison",
               dirs.size());
   if (!report_options.compare.empty()) {
-    // One comparison, asked for by name: printed, nothing written.
+    // Comparisons asked for by name: printed, nothing written.
+    PELAB_CHECK(report_options.compare.size() % 2 == 0,
+                "--compare takes two points, A and B (B - A is compared), and '{}' has no partner: "
+                "give `--compare A B`, once per comparison",
+                report_options.compare.back());
+    std::vector<report::NamedPair> pairs;
+    for (std::size_t i = 0; i + 1 < report_options.compare.size(); i += 2)
+      pairs.push_back({report_options.compare[i], report_options.compare[i + 1]});
     const report::Experiment experiment = report::collect(dirs, &registry, settings.where);
-    const auto tables = report::compare_named(experiment, report::headline_metrics(experiment),
-                                              report_options.compare[0], report_options.compare[1]);
-    PELAB_CHECK(!tables.empty(), "--compare: '{}' and '{}' share no evaluated metric",
-                report_options.compare[0], report_options.compare[1]);
-    fmt::print("B = {}\nA = {}\n{}\n", tables.front().rows.front().b, tables.front().rows.front().a,
-               tables.front().rows.front().comparison.method());
-    for (const auto& table : tables) {
-      fmt::print("{}: {}\n", table.metric,
-                 table.rows.front().comparison.text(table.display.format, table.display.factor));
+    const auto tables =
+        report::compare_named(experiment, report::headline_metrics(experiment), pairs);
+    PELAB_CHECK(!tables.empty(), "--compare: the points asked for share no evaluated metric");
+    if (pairs.size() > 1)
+      fmt::print("Holm p: over the {} comparisons asked for, on each metric\n\n", pairs.size());
+    for (const auto& pair : pairs) {
+      bool named = false;
+      for (const auto& table : tables) {
+        for (const auto& row : table.rows) {
+          if ((row.a != pair.a && row.a_point != pair.a) ||
+              (row.b != pair.b && row.b_point != pair.b))
+            continue;
+          if (!named) fmt::print("B = {}\nA = {}\n{}\n", row.b, row.a, row.comparison.method());
+          named = true;
+          fmt::print("{}: {}\n", table.metric,
+                     row.comparison.text(table.display.format, table.display.factor));
+        }
+      }
+      PELAB_CHECK(named, "--compare: '{}' and '{}' share no evaluated metric", pair.a, pair.b);
+      if (&pair != &pairs.back()) fmt::print("\n");
     }
     return 0;
   }
@@ -105,8 +123,10 @@ ReportCommand::ReportCommand(CLI::App& app, const GlobalOptions& global)
       ->add_option("--compare", report_options_.compare,
                    "Compare two points alone, B against A (`--compare A B`, by label or folder "
                    "name): B - A per seed, its 95% bootstrap CI and sign-flip p on every headline "
-                   "metric and evaluation split; prints, writes nothing")
-      ->expected(2);
+                   "metric and evaluation split; prints, writes nothing. Repeat it to ask for "
+                   "several comparisons, Holm-adjusted together")
+      ->expected(2)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   command_
       ->add_option("--reference-scale", report_options_.reference_scale,
                    "Compare every init scale of a series with this one (e.g. 2, the large-norm "

@@ -17,7 +17,7 @@ struct ReportOptions {
   std::vector<std::string> dirs;          // experiment or run folders
   std::string out;                        // where the report goes; empty: the one folder of `dirs`
   std::string gnuplot;                    // empty: $PELAB_GNUPLOT or gnuplot
-  std::vector<std::string> compare;       // two points to compare alone (--compare A B); else empty
+  std::vector<std::string> compare;       // pairs of points to compare alone (--compare A B ...)
   std::optional<double> reference_scale;  // --reference-scale
   std::vector<std::string> where;         // --where KEY=VALUE, each a condition on the runs
 };

@@ -367,6 +367,11 @@ TEST(PelabCli, RunWritesTheExperimentAndSkipsFinishedRuns) {
   const Result no_out = pelab("report " + folders);
   EXPECT_NE(no_out.exit_code, 0);
   EXPECT_THAT(no_out.out, HasSubstr("2 folders to report on side by side, but no --out"));
+  // A comparison is a pair: an unpaired name is refused, not dropped.
+  const Result half_pair = pelab("report " + quoted(out + "/cli") + " --compare default");
+  EXPECT_NE(half_pair.exit_code, 0);
+  EXPECT_THAT(half_pair.out, HasSubstr("--compare takes two points, A and B (B - A is compared), "
+                                       "and 'default' has no partner"));
   const Result combined = pelab("report " + folders + " --out " + quoted(dir / "combined"));
   ASSERT_EQ(combined.exit_code, 0) << combined.out;
   EXPECT_THAT(combined.out, HasSubstr("2 finished run(s) in 1 point(s)"));  // seed 1 counts once

@@ -255,38 +255,50 @@ Inference infer(const Experiment& experiment, const std::vector<MetricDisplay>& 
 
 std::vector<ComparisonTable> compare_named(const Experiment& experiment,
                                            const std::vector<MetricDisplay>& metrics,
-                                           const std::string& a, const std::string& b,
+                                           const std::vector<NamedPair>& pairs,
                                            const InferenceOptions& options) {
-  const Point* pa = find_point(experiment, a);
-  const Point* pb = find_point(experiment, b);
-  if (pa == nullptr || pb == nullptr) {
-    std::vector<std::string> names;
-    for (const Point& point : experiment.points)
-      names.push_back(fmt::format("'{}' ({})", point.label, point.point));
-    throw Error(fmt::format("--compare: no point named '{}' in {}; its points are {}",
-                            pa == nullptr ? a : b, experiment.dir, fmt::join(names, ", ")));
+  std::vector<std::pair<const Point*, const Point*>> points;
+  for (const NamedPair& pair : pairs) {
+    const Point* pa = find_point(experiment, pair.a);
+    const Point* pb = find_point(experiment, pair.b);
+    if (pa == nullptr || pb == nullptr) {
+      std::vector<std::string> names;
+      for (const Point& point : experiment.points)
+        names.push_back(fmt::format("'{}' ({})", point.label, point.point));
+      throw Error(fmt::format("--compare: no point named '{}' in {}; its points are {}",
+                              pa == nullptr ? pair.a : pair.b, experiment.dir,
+                              fmt::join(names, ", ")));
+    }
+    points.emplace_back(pa, pb);
   }
+  // One table per metric, a row per pair that has it; the pairs asked for together are one
+  // family, Holm-adjusted within each metric (one pair: p itself).
+  auto table_of = [&](const std::string& key, const MetricDisplay& display,
+                      const std::string& split) {
+    ComparisonTable table{key, display, split, {}};
+    for (const auto& [pa, pb] : points) {
+      if (!has_values(*pa, key) || !has_values(*pb, key)) continue;
+      table.rows.push_back({key, pa->label, pb->label, pa->point, pb->point,
+                            compare(by_seed(*pa, key), by_seed(*pb, key), options)});
+    }
+    std::vector<Comparison> tests;
+    for (const auto& row : table.rows)
+      tests.push_back(row.comparison);
+    apply_holm(tests);
+    for (std::size_t i = 0; i < tests.size(); ++i)
+      table.rows[i].comparison.p_holm = tests[i].p_holm;
+    return table;
+  };
   std::vector<ComparisonTable> tables;
   for (const MetricDisplay& metric : metrics) {
     for (const std::string& split : evaluation_splits(experiment)) {
-      const std::string key = split + "/all/" + metric.metric;
-      if (!has_values(*pa, key) || !has_values(*pb, key)) continue;
-      ComparisonTable table{key, metric, split, {}};
-      Comparison c = compare(by_seed(*pa, key), by_seed(*pb, key), options);
-      c.p_holm = c.p;  // one comparison asked for: nothing to adjust for
-      table.rows.push_back({key, pa->label, pb->label, pa->point, pb->point, c});
-      tables.push_back(std::move(table));
+      ComparisonTable table = table_of(split + "/all/" + metric.metric, metric, split);
+      if (!table.rows.empty()) tables.push_back(std::move(table));
     }
   }
   for (const MetricDisplay& display : probe_headlines(experiment)) {
-    if (!has_values(*pa, display.metric) || !has_values(*pb, display.metric)) continue;
-    Comparison c = compare(by_seed(*pa, display.metric), by_seed(*pb, display.metric), options);
-    c.p_holm = c.p;
-    tables.push_back(
-        ComparisonTable{display.metric,
-                        display,
-                        "",
-                        {{display.metric, pa->label, pb->label, pa->point, pb->point, c}}});
+    ComparisonTable table = table_of(display.metric, display, "");
+    if (!table.rows.empty()) tables.push_back(std::move(table));
   }
   return tables;
 }

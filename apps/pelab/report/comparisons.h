@@ -58,12 +58,19 @@ struct Inference {
 Inference infer(const Experiment& experiment, const std::vector<MetricDisplay>& metrics,
                 const InferenceOptions& options = {});
 
-/// One comparison asked for by name (a point's label or folder name), on every headline metric and
-/// evaluation split and on the probes' headline scalars; an Error that lists the points when a
-/// name matches none.
+/// Two points to compare by name (a point's label or folder name): B - A.
+struct NamedPair {
+  std::string a;
+  std::string b;
+};
+
+/// Comparisons asked for by name, on every headline metric and evaluation split and on the probes'
+/// headline scalars: one table per metric with a row per pair that has it, Holm-adjusted over the
+/// pairs asked for together (one pair: p itself); an Error that lists the points when a name
+/// matches none.
 std::vector<ComparisonTable> compare_named(const Experiment& experiment,
                                            const std::vector<MetricDisplay>& metrics,
-                                           const std::string& a, const std::string& b,
+                                           const std::vector<NamedPair>& pairs,
                                            const InferenceOptions& options = {});
 
 /// comparisons.csv: one row per comparison and per instance comparison.
