@@ -105,7 +105,7 @@ def against_two(metric, label):
 
 claims = []
 for pair, decimals in (((MSES[0], "test MSE (50% masked)"), (MSES[1], "test_high_mask MSE "
-                        "(90% masked)")), 4), ((("probe/rsa/spearman", "RSA (distance)"),
+                        "(90% masked)")), 4), ((PROBES[0],
                                                 ("probe/decoding/r2", "decoding R^2")), 3):
     print(f"\n| sigma | {pair[0][1]} | {pair[1][1]} |\n|---:|---|---|")
     for scale, label in zip(SCALES[:-1], LEARNED[:-1]):
@@ -114,17 +114,24 @@ for pair, decimals in (((MSES[0], "test MSE (50% masked)"), (MSES[1], "test_high
         claims += [("points", metric, LEARNED[-1], label, "1", str(decimals),
                     " ".join(where + ["--reference-scale", "2"])) for metric, _ in pair]
 
-print("\n| B - A | test MSE | test_high_mask MSE |\n|---|---|---|")
-for a, b in NAMED:
-    printed = subprocess.run([pelab, "report", experiment, "--out", out, "--compare", a, b, *where],
-                             check=True, capture_output=True, text=True).stdout
-    texts = {}
-    for line in printed.splitlines():
-        for metric in MSES:
-            if line.startswith(metric + ": "):
-                texts[metric] = line[len(metric) + 2:].split(", Holm p = ")[0]
-    print(f"| {b} - {a} | {texts[MSES[0]]} | {texts[MSES[1]]} |")
-    claims += [("compare", metric, a, b, "-", "-", " ".join(where)) for metric in MSES]
+# The comparisons by name, asked together (`--compare A B --compare C D ...`; the quotes stop
+# before the Holm p over them, which the docs give as "p unadjusted").
+printed = subprocess.run([pelab, "report", experiment, "--out", out, *where,
+                          *[w for a, b in NAMED for w in ("--compare", a, b)]],
+                         check=True, capture_output=True, text=True).stdout
+blocks = [block.splitlines() for block in printed.split("\n\n") if block.startswith("B = ")]
+named = {}
+for (a, b), lines in zip(NAMED, blocks):
+    for line in lines:
+        metric, _, text = line.partition(": ")
+        named[(a, b, metric)] = text.split(", Holm p = ")[0]
+NAMED_PROBES = [(p, c) for p, c in PROBES if p != "probe/decoding/r2"]
+for columns in ([(m, m.split("/")[0] + " MSE") for m in MSES], NAMED_PROBES):
+    print("\n| B - A | " + " | ".join(c for _, c in columns) + " |\n|---|" + "---|" * len(columns))
+    for a, b in NAMED:
+        print(f"| {b} - {a} | " + " | ".join(named.get((a, b, m), "-") for m, _ in columns) + " |")
+        claims += [("compare", m, a, b, "-", "-", " ".join(where)) for m, _ in columns
+                   if (a, b, m) in named]
 
 
 def per_seed(split):
