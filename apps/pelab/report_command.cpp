@@ -146,7 +146,9 @@ ReportCommand::ReportCommand(CLI::App& app, const GlobalOptions& global)
   command_->add_option("--where", report_options_.where,
                        "Only the runs whose config.toml has this value at this key, KEY=VALUE "
                        "(e.g. task.dims=2: one half of a sweep, its tests adjusted among its own "
-                       "comparisons); repeat it for several conditions, all of which must hold");
+                       "comparisons), or only these seeds, seed=S1,S2,... (e.g. the quick "
+                       "protocol's three of a 15-seed sweep); repeat it for several conditions, "
+                       "all of which must hold");
   command_->add_option("--gnuplot", report_options_.gnuplot,
                        "The gnuplot program (default: $PELAB_GNUPLOT, else gnuplot)");
 }

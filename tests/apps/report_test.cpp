@@ -656,6 +656,37 @@ TEST_F(ReportFolder, WhereReportsTheRunsThatMeetItAlone) {
   EXPECT_THROW(report::RunFilter::parse("=2"), Error);
 }
 
+// `--where seed=...`: the run's own seed, one or a list (the quick protocol's three seeds of a
+// 15-seed sweep), combined with a configuration key; a seed that is no integer is refused.
+TEST_F(ReportFolder, WhereSeedKeepsTheSeedsListed) {
+  for (const int seed : {1, 2, 3, 4}) {
+    write_run("pe.init.std=0.2", seed, learned(0.2), 1.0, 0.9 - 0.01 * seed, 0.5, "seeds");
+    write_run("pe.init.std=2", seed, learned(2.0), 1.0, 0.5, 0.5, "seeds");
+  }
+  const report::Experiment kept = report::collect(
+      {dir_ / "seeds"}, &registry_,
+      {report::RunFilter::parse("seed=1,3"), report::RunFilter::parse("pe.init.std=0.2")});
+  ASSERT_EQ(kept.points.size(), 1u);
+  EXPECT_EQ(kept.filtered_out, 6u);
+  ASSERT_EQ(kept.points[0].runs.size(), 2u);
+  EXPECT_EQ(kept.points[0].runs[0].seed, 1);
+  EXPECT_EQ(kept.points[0].runs[1].seed, 3);
+  EXPECT_NEAR(kept.points[0].stats.at("test/all/accuracy").mean, 0.88, 1e-12);
+  try {
+    report::collect({dir_ / "seeds"}, &registry_, {report::RunFilter::parse("seed=9")});
+    FAIL() << "a seed no run has";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("seed is 1, 2, 3, 4 there"));
+  }
+  try {
+    report::RunFilter::parse("seed=1,x");
+    FAIL() << "a seed that is no integer";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("'x' is not a seed"));
+  }
+  EXPECT_THROW(report::RunFilter::parse("seed=1,"), Error);
+}
+
 // A sweep over the init scale and another numeric axis (here the heads) is a phase diagram: the
 // table a cell per (heads, scale), mean ± SEM (n), a blank cell where no run finished; the figure
 // a heatmap drawn by gnuplot. A non-numeric axis only splits the diagrams (one per value).

@@ -268,7 +268,8 @@ class Collector {
       experiment_.skipped.push_back(fmt::format("{}: {}", run_dir, summary->status));
       return;
     }
-    if (!experiment_.filters.empty() && !meets_filters(run_folder.read_stored_config())) {
+    if (!experiment_.filters.empty() &&
+        !meets_filters(run_folder.read_stored_config(), summary->seed)) {
       ++experiment_.filtered_out;
       return;
     }
@@ -329,9 +330,15 @@ class Collector {
  private:
   // Whether a finished run meets every filter; the values each filter's key takes are kept for
   // the error when none does.
-  bool meets_filters(const StoredConfig& config) {
+  bool meets_filters(const StoredConfig& config, std::int64_t seed) {
     bool meets = true;
     for (const auto& filter : experiment_.filters) {
+      if (filter.key == RunFilter::kSeedKey) {
+        filter_values_[filter.key].insert(std::to_string(seed));
+        if (std::find(filter.seeds.begin(), filter.seeds.end(), seed) == filter.seeds.end())
+          meets = false;
+        continue;
+      }
       const std::optional<std::string> value = config.shown(filter.key);
       filter_values_[filter.key].insert(value.value_or("(absent)"));
       if (!value) {
@@ -353,7 +360,8 @@ class Collector {
     }
     throw Error(fmt::format(
         "--where {}: none of the {} finished run(s) in '{}' meets it ({}); give a key and a value "
-        "of their config.toml, e.g. --where task.dims=2",
+        "of their config.toml, e.g. --where task.dims=2, or the seeds to keep, --where "
+        "seed=2235,6068",
         fmt::join(filter_texts(), " --where "), experiment_.filtered_out, experiment_.dir,
         fmt::join(taken, "; ")));
   }
@@ -625,7 +633,24 @@ RunFilter RunFilter::parse(const std::string& text) {
               "--where '{}': give a configuration key and the value its runs must have, "
               "KEY=VALUE, e.g. --where task.dims=2 or --where pe.plugin=learned",
               text);
-  return {text.substr(0, equals), text.substr(equals + 1)};
+  RunFilter filter{text.substr(0, equals), text.substr(equals + 1), {}};
+  if (filter.key == kSeedKey) {
+    // The run's own seed, not a configuration key: one seed or a comma-separated list of them.
+    std::size_t begin = 0;
+    while (begin <= filter.value.size()) {
+      const std::size_t comma = std::min(filter.value.find(',', begin), filter.value.size());
+      const std::string item = filter.value.substr(begin, comma - begin);
+      char* end = nullptr;
+      const long long seed = std::strtoll(item.c_str(), &end, 10);
+      PELAB_CHECK(!item.empty() && end == item.c_str() + item.size(),
+                  "--where '{}': '{}' is not a seed; give the seeds to keep as integers, one or a "
+                  "comma-separated list, e.g. --where seed=2235,6068,6312",
+                  text, item);
+      filter.seeds.push_back(seed);
+      begin = comma + 1;
+    }
+  }
+  return filter;
 }
 
 Experiment collect(const std::string& dir, Registry* registry) {

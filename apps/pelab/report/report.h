@@ -66,8 +66,11 @@ struct Point {
 /// value at the dotted key equals `value`, as a reader is shown it ("learned", "0.2"); numbers
 /// compare as numbers, so 2 and 2.0 match.
 struct RunFilter {
+  /// Not a configuration key: the run's own seed (`seed=2235,6068`: any of the seeds listed).
+  static constexpr const char* kSeedKey = "seed";
   std::string key;
   std::string value;
+  std::vector<std::int64_t> seeds;  ///< the seeds listed, for kSeedKey
   /// "key=value"; an Error says the form when it is not one.
   static RunFilter parse(const std::string& text);
   std::string text() const { return key + "=" + value; }
