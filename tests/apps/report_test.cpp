@@ -325,6 +325,11 @@ TEST_F(ReportFolder, ComparisonsAskedForTogetherAreHolmAdjustedTogether) {
     EXPECT_DOUBLE_EQ(row.comparison.p, 0.5);
     EXPECT_DOUBLE_EQ(row.comparison.p_holm, 1.0);
   }
+  // The same comparison twice, by label and by folder name, would count twice in the family.
+  EXPECT_THROW(report::compare_named(experiment, metrics,
+                                     {{"pe.init.std=0.2", "pe.init.std=2"},
+                                      {"learned, normal std=0.2", "learned, normal std=2"}}),
+               Error);
 }
 
 // Two points whose seeds differ are compared unpaired, and say so with each one's count: their

@@ -269,6 +269,10 @@ std::vector<ComparisonTable> compare_named(const Experiment& experiment,
                               pa == nullptr ? pair.a : pair.b, experiment.dir,
                               fmt::join(names, ", ")));
     }
+    // Twice the same comparison would count twice in Holm's family.
+    PELAB_CHECK(std::find(points.begin(), points.end(), std::make_pair(pa, pb)) == points.end(),
+                "--compare: '{}' against '{}' is asked for twice; ask for each comparison once",
+                pair.b, pair.a);
     points.emplace_back(pa, pb);
   }
   // One table per metric, a row per pair that has it; the pairs asked for together are one
