@@ -182,6 +182,16 @@ bool same_scale(double a, double b) {
   return std::abs(a - b) <= 1e-12 * std::max(1.0, std::abs(b));
 }
 
+// Each row's Holm p over the rows of its table: one family of comparisons.
+void adjust_holm(ComparisonTable& table) {
+  std::vector<Comparison> tests;
+  for (const auto& row : table.rows)
+    tests.push_back(row.comparison);
+  apply_holm(tests);
+  for (std::size_t i = 0; i < tests.size(); ++i)
+    table.rows[i].comparison.p_holm = tests[i].p_holm;
+}
+
 // Within each series, every init scale against the series' reference (options.reference_scale
 // where the series has it, else its smallest), on `key`; Holm over the table.
 ComparisonTable scale_comparisons(const Experiment& experiment, const std::string& key,
@@ -204,12 +214,7 @@ ComparisonTable scale_comparisons(const Experiment& experiment, const std::strin
     table.rows.push_back({key, a.label, point.label, a.point, point.point,
                           compare(by_seed(a, key), by_seed(point, key), options)});
   }
-  std::vector<Comparison> tests;
-  for (const auto& row : table.rows)
-    tests.push_back(row.comparison);
-  apply_holm(tests);
-  for (std::size_t i = 0; i < tests.size(); ++i)
-    table.rows[i].comparison.p_holm = tests[i].p_holm;
+  adjust_holm(table);
   return table;
 }
 
@@ -285,12 +290,7 @@ std::vector<ComparisonTable> compare_named(const Experiment& experiment,
       table.rows.push_back({key, pa->label, pb->label, pa->point, pb->point,
                             compare(by_seed(*pa, key), by_seed(*pb, key), options)});
     }
-    std::vector<Comparison> tests;
-    for (const auto& row : table.rows)
-      tests.push_back(row.comparison);
-    apply_holm(tests);
-    for (std::size_t i = 0; i < tests.size(); ++i)
-      table.rows[i].comparison.p_holm = tests[i].p_holm;
+    adjust_holm(table);
     return table;
   };
   std::vector<ComparisonTable> tables;
