@@ -69,7 +69,8 @@ RunCommand::RunCommand(CLI::App& app, const GlobalOptions& global)
           "--reuse", reuse_,
           "Before training a run, look under this folder (an output root such as runs, or an "
           "experiment's folder) for a finished run of the same configuration and seed in any "
-          "experiment, and copy it instead; its summary.json says where from (repeatable)")
+          "experiment, and copy it instead (probed again where its probes differ); its "
+          "summary.json says where from (repeatable)")
       ->allow_extra_args(false)
       ->type_name("DIR");
   command_->add_flag("--quiet", quiet_, "No progress lines");

@@ -49,7 +49,8 @@ SlurmCommand::SlurmCommand(CLI::App& app, const GlobalOptions& global)
   command_
       ->add_option("--reuse", reuse_,
                    "Copy a finished run of the same configuration and seed found under this "
-                   "folder (any experiment) instead of training it (repeatable)")
+                   "folder (any experiment) instead of training it (probed again where its "
+                   "probes differ; repeatable)")
       ->allow_extra_args(false)
       ->type_name("DIR");
   command_->add_flag("--dry-run", slurm_.dry_run,

@@ -56,8 +56,9 @@ class SequentialLauncher : public Launcher {
       const RunOutcome outcome = execute_run(config, registry_, plan.output, plan.run_options);
       if (!outcome.reused_from.empty()) {
         result.state = LaunchState::kSkipped;
-        fmt::print("        reused from {} (the same configuration and seed)\n",
-                   outcome.reused_from);
+        fmt::print("        reused from {} (the same configuration and seed{})\n",
+                   outcome.reused_from,
+                   outcome.probed_again ? "; probed again, as this manifest asks" : "");
       } else if (outcome.skipped) {
         result.state = LaunchState::kSkipped;
         fmt::print("        already finished (use --force to run it again)\n");

@@ -30,6 +30,20 @@ std::vector<fs::path> experiment_candidates(const fs::path& root) {
   return found;
 }
 
+// The [[probe]] tables' keys ("probe.<i>.<key>", StoredConfig::values).
+bool is_probe_key(const std::string& key) {
+  return key.rfind("probe.", 0) == 0;
+}
+
+// Every key of `wanted` is in `recorded`, at the same version.
+bool records_versions(const std::map<std::string, std::string>& recorded,
+                      const std::map<std::string, std::string>& wanted) {
+  return std::all_of(wanted.begin(), wanted.end(), [&](const auto& entry) {
+    const auto it = recorded.find(entry.first);
+    return it != recorded.end() && it->second == entry.second;
+  });
+}
+
 bool same_folder(const fs::path& a, const fs::path& b) {
   boost::system::error_code missing;
   return fs::exists(a, missing) && fs::exists(b, missing) && fs::equivalent(a, b, missing);
@@ -55,12 +69,15 @@ void ReusableRun::check_roots(const std::vector<std::string>& roots) {
   }
 }
 
-std::optional<ReusableRun> ReusableRun::find(const StoredConfig& config,
-                                             const std::map<std::string, std::string>& plugins,
-                                             const std::string& seed_folder,
-                                             const std::vector<std::string>& roots,
-                                             const std::string& except) {
+std::optional<ReusableRun> ReusableRun::find(
+    const StoredConfig& config, const std::map<std::string, std::string>& training_plugins,
+    const std::map<std::string, std::string>& plugins, const std::string& seed_folder,
+    const std::vector<std::string>& roots, const std::string& except) {
   check_roots(roots);
+  std::set<std::string> ignored = ignored_keys();
+  for (const auto& [key, value] : config.values) {
+    if (is_probe_key(key)) ignored.insert(key);
+  }
   for (const std::string& root : roots) {
     for (const fs::path& experiment : experiment_candidates(root)) {
       for (const std::string& relative : ExperimentFolder(experiment.string()).seed_folders()) {
@@ -78,19 +95,27 @@ std::optional<ReusableRun> ReusableRun::find(const StoredConfig& config,
         }
         // Another LibTorch rounds differently (and a long run amplifies it): not the same run.
         if (!summary || !summary->finished() || summary->torch_version != TORCH_VERSION) continue;
-        // A plugin at another version may compute otherwise under the same configuration.
-        if (!summary->plugins.empty() && summary->plugins != plugins) continue;
+        // A plugin at another version may train otherwise under the same configuration.
+        if (!summary->plugins.empty() && !records_versions(summary->plugins, training_plugins))
+          continue;
         StoredConfig stored;
         try {
           stored = folder.read_stored_config();
         } catch (const Error&) {
           continue;  // an unreadable file is no match; its own sweep reports it
         }
-        if (!stored.differences(config, ignored_keys()).empty()) continue;
+        std::set<std::string> ignored_here = ignored;
+        for (const auto& [key, value] : stored.values) {
+          if (is_probe_key(key)) ignored_here.insert(key);
+        }
+        if (!stored.differences(config, ignored_here).empty()) continue;
         // Only a whole run is copied: its metrics complete, its snapshots all there.
         const std::int64_t eval_every = stored.integer("train.eval_every").value_or(1);
         if (!folder.why_not_whole(*summary, eval_every).empty()) continue;
-        return ReusableRun{dir.string(), std::move(*summary)};
+        // The keys left to differ are the probes'.
+        const bool probes_differ = !stored.differences(config, ignored_keys()).empty() ||
+                                   (!summary->plugins.empty() && summary->plugins != plugins);
+        return ReusableRun{dir.string(), std::move(*summary), probes_differ};
       }
     }
   }

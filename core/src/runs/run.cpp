@@ -11,6 +11,7 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
@@ -29,6 +30,7 @@
 #include "pelab/runs/reusable_run.h"
 #include "pelab/runs/run_claim.h"
 #include "pelab/runs/run_folder.h"
+#include "pelab/runs/run_loader.h"
 #include "pelab/runs/trained_encoder.h"
 #include "pelab/training/collective.h"
 #include "pelab/training/trainer.h"
@@ -542,13 +544,41 @@ void add_plugin_versions(const PluginSpec& spec, Registry& registry,
 
 // The plugins that build and probe the run, with their versions: a plugin whose results change
 // declares a new version, and a run it made is then no longer reused as this one's (--reuse).
-std::map<std::string, std::string> plugin_versions(const RunConfig& config, Registry& registry) {
+std::map<std::string, std::string> training_plugin_versions(const RunConfig& config,
+                                                            Registry& registry) {
   std::map<std::string, std::string> versions;
   add_plugin_versions(config.task, registry, versions);
   add_plugin_versions(config.pe, registry, versions);
+  return versions;
+}
+
+std::map<std::string, std::string> plugin_versions(const RunConfig& config, Registry& registry) {
+  std::map<std::string, std::string> versions = training_plugin_versions(config, registry);
   for (const PluginSpec& probe : config.probes)
     add_plugin_versions(probe, registry, versions);
   return versions;
+}
+
+// The probes of `config` run on a reused run's copy in `folder`, whose source was probed
+// otherwise: from its checkpoint and PE snapshots, as `pelab probe` runs them. The source's probe
+// records are not this run's and go.
+void probe_reused_run(const RunConfig& config, Registry& registry, const RunFolder& folder,
+                      RunSummary& summary, spdlog::logger& logger) {
+  folder.clear_probes();
+  summary.probes.clear();
+  const LoadedRun run = load_run(folder.dir(), registry, config.to_toml());
+  std::unique_ptr<TrainedEncoder> trained;
+  if (run.model && run.task) trained = std::make_unique<TrainedEncoder>(*run.model, *run.task);
+  const ProbeContext context{run.layout, run.snapshots, trained.get(), run.task.get(), &registry};
+  std::vector<std::string> names;
+  for (const auto& probe : run_probes(config.probes, context, registry, folder)) {
+    summary.probes[probe.name] = probe.scalars;
+    names.push_back(probe.name);
+    if (!probe.error.empty()) logger.warn("probe {} failed: {}", probe.name, probe.error);
+  }
+  summary.plugins = plugin_versions(config, registry);
+  logger.info("probed again on the copy, as this run's configuration asks: {}",
+              names.empty() ? std::string("no probes") : fmt::format("{}", fmt::join(names, ", ")));
 }
 
 // Copies a finished run of the same configuration and seed into the claimed `folder`, when
@@ -556,9 +586,9 @@ std::map<std::string, std::string> plugin_versions(const RunConfig& config, Regi
 bool reuse_identical_run(const RunConfig& config, const StoredConfig& resolved, Registry& registry,
                          const RunFolder& folder, const RunOptions& options, RunOutcome& outcome) {
   if (options.reuse_from.empty()) return false;
-  const auto found = ReusableRun::find(resolved, plugin_versions(config, registry),
-                                       fs::path(folder.dir()).filename().string(),
-                                       options.reuse_from, folder.dir());
+  const auto found = ReusableRun::find(
+      resolved, training_plugin_versions(config, registry), plugin_versions(config, registry),
+      fs::path(folder.dir()).filename().string(), options.reuse_from, folder.dir());
   if (!found) return false;
   folder.clear_outputs();
   folder.copy_outputs_from(RunFolder(found->dir));
@@ -568,11 +598,14 @@ bool reuse_identical_run(const RunConfig& config, const StoredConfig& resolved, 
   summary.point = config.point;
   summary.reused_from = found->dir;
   summary.configuration = folder.read_stored_config().identity();  // this folder's name and point
-  folder.write_summary(summary);
-  run_logger(folder)->info(
-      "reused from {}: a finished run of the same configuration and seed "
+  const auto logger = run_logger(folder);
+  logger->info(
+      "reused from {}: a finished run of the same training configuration and seed "
       "(trained on {}); not trained again",
       found->dir, summary.compute.short_text());
+  if (found->probes_differ) probe_reused_run(config, registry, folder, summary, *logger);
+  outcome.probed_again = found->probes_differ;
+  folder.write_summary(summary);
   outcome.reused_from = found->dir;
   outcome.final_metrics = summary.final_metrics;
   outcome.seconds = summary.wall_seconds;

@@ -201,8 +201,16 @@ std::int64_t read_checkpoint(const std::string& file, TransformerEncoder& model,
   // The configuration the checkpoint was trained as, against the folder's: an edit that keeps
   // every shape (heads, a PE parameter, the task's data) would otherwise load and run silently.
   if (const auto trained_as = read_text(archive, "config_toml"); trained_as && folder_config) {
-    const auto changes = StoredConfig::identity_changes(
-        StoredConfig::parse(*trained_as, file).identity(), folder_config->identity());
+    // A run copied into another experiment (pelab run --reuse) keeps its source's checkpoint:
+    // the names differ, the training is the same.
+    const auto unnamed = [](std::map<std::string, std::string> identity) {
+      identity.erase("experiment.name");
+      identity.erase("experiment.point");
+      return identity;
+    };
+    const auto changes =
+        StoredConfig::identity_changes(unnamed(StoredConfig::parse(*trained_as, file).identity()),
+                                       unnamed(folder_config->identity()));
     if (!changes.empty()) {
       throw CheckpointMismatch(fmt::format(
           "{} was trained with another configuration than its folder's {} now holds ({}{}): the "
@@ -943,6 +951,11 @@ void RunFolder::clear_outputs() const {
   for (const char* stale : {kMetrics, kSummary, kCheckpoint, kPreviousCheckpoint})
     fs::remove(path(stale), ignored);
   fs::remove_all(path(kSnapshotFolder), ignored);
+  clear_probes();
+}
+
+void RunFolder::clear_probes() const {
+  boost::system::error_code ignored;
   fs::remove_all(path(kProbeFolder), ignored);
 }
 

@@ -31,6 +31,7 @@ using ::pelab::test::builtin_registry;
 using ::pelab::test::ScratchDir;
 using ::pelab::test::slurp;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 namespace fs = boost::filesystem;
@@ -287,6 +288,63 @@ TEST_F(RunTest, ReuseNeedsTheSameConfigurationAndSeed) {
       execute_run(config({"experiment.name=\"other\""}), registry_, root.path(), options);
   EXPECT_TRUE(retrained.reused_from.empty());
   EXPECT_FALSE(retrained.skipped);
+}
+
+// The probes run on the trained model and change nothing of it: a run probed otherwise is the
+// same training, copied, and probed again as the new configuration asks.
+TEST_F(RunTest, ReuseProbesAgainARunProbedOtherwise) {
+  ScratchDir root;
+  const RunOutcome first = run(root.path());
+  RunOptions options;
+  options.reuse_from = {root.path()};
+  std::string text = kTiny;
+  const std::string pe_norm = "plugin = \"pe_norm\"";
+  text.replace(text.find(pe_norm), pe_norm.size(),
+               "plugin = \"movement\"\n\n[[probe]]\nplugin = \"pe_norm\"");
+  const RunConfig other =
+      Manifest::from_string(text, "other.toml", registry_, {"experiment.name=\"other\""})
+          .runs()
+          .front();
+  const RunOutcome copied = execute_run(other, registry_, root.path(), options);
+  EXPECT_TRUE(copied.skipped);
+  EXPECT_EQ(copied.reused_from, first.dir);
+  EXPECT_TRUE(copied.probed_again);
+  EXPECT_EQ(slurp(copied.dir + "/metrics.csv"), slurp(first.dir + "/metrics.csv"));
+  EXPECT_TRUE(fs::is_regular_file(copied.dir + "/probes/movement.json"));
+  const json summary = json::parse(slurp(copied.dir + "/summary.json"));
+  EXPECT_TRUE(summary["probes"].contains("movement"));
+  EXPECT_TRUE(summary["probes"].contains("pe_norm"));
+  EXPECT_TRUE(summary["plugins"].contains("probe/movement"));
+  // Both ran on the copy (pe_norm too: the same computation, the same values).
+  EXPECT_EQ(summary["probes"]["pe_norm"],
+            json::parse(slurp(first.dir + "/summary.json"))["probes"]["pe_norm"]);
+  EXPECT_THAT(slurp(copied.dir + "/config.toml"), HasSubstr("movement"));
+  EXPECT_THAT(slurp(copied.dir + "/run.log"),
+              HasSubstr("probed again on the copy, as this run's configuration asks: movement, "
+                        "pe_norm"));
+  // The source is left as it was.
+  EXPECT_FALSE(fs::exists(first.dir + "/probes/movement.json"));
+
+  // A copy probed as its source was is copied whole, its probe records included.
+  fs::remove_all(root / "other");
+  const RunOutcome plain =
+      execute_run(config({"experiment.name=\"other\""}), registry_, root.path(), options);
+  EXPECT_EQ(plain.reused_from, first.dir);
+  EXPECT_FALSE(plain.probed_again);
+  EXPECT_EQ(slurp(plain.dir + "/probes/pe_norm.json"), slurp(first.dir + "/probes/pe_norm.json"));
+  EXPECT_THAT(slurp(plain.dir + "/run.log"), Not(HasSubstr("probed again")));
+
+  // A probe plugin at another version changes no training: the run is copied and probed again.
+  fs::remove_all(root / "other");
+  json edited = json::parse(slurp(first.dir + "/summary.json"));
+  edited["plugins"]["probe/pe_norm"] = "0.0.1";
+  std::ofstream(first.dir + "/summary.json") << edited.dump();
+  const RunOutcome reprobed =
+      execute_run(config({"experiment.name=\"other\""}), registry_, root.path(), options);
+  EXPECT_EQ(reprobed.reused_from, first.dir);
+  EXPECT_THAT(slurp(reprobed.dir + "/run.log"), HasSubstr("configuration asks: pe_norm"));
+  EXPECT_NE(json::parse(slurp(reprobed.dir + "/summary.json"))["plugins"]["probe/pe_norm"],
+            "0.0.1");
 }
 
 // A run that matches but is not whole is not copied (it was, with a warning, and exit 0): one

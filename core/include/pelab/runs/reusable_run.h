@@ -21,6 +21,10 @@ namespace pelab {
 struct PELAB_API ReusableRun {
   std::string dir;
   RunSummary summary;
+  /// The run was probed otherwise (other [[probe]] tables, or other versions of their plugins):
+  /// the probes run on the trained model and change nothing of it, so the training is the same
+  /// and the copy runs the wanted probes again (reuse_identical_run).
+  bool probes_differ = false;
 
   /// The keys that name a run rather than define it, and the host execution keys
   /// (host_execution_keys(): the threads, flushing subnormals), which change how it is computed
@@ -32,13 +36,16 @@ struct PELAB_API ReusableRun {
 
   /// The first finished run, in sorted order, among the run folders of `roots` (each an output
   /// root holding experiment folders, or an experiment folder), whose config.toml is `config` but
-  /// for ignored_keys() and whose summary names this build's LibTorch version and `plugins`
-  /// (RunSummary::plugins: the same versions of the same plugins). `seed_folder` ("seed-3")
-  /// narrows the folders read; `except` (the run's own folder) is never one. A folder written by
-  /// an older pelab, whose file lacks keys added since, does not match: its numbers may not be
-  /// this pelab's. A summary that records no plugins (pelab before 2026-12-03) is compared by its
-  /// configuration alone.
+  /// for ignored_keys() and its [[probe]] tables, and whose summary names this build's LibTorch
+  /// version and the `training_plugins` (the task's and the PE's, nested ones included: the same
+  /// versions of the same plugins; RunSummary::plugins). `plugins` are all the run's, its probes'
+  /// included: where they or the probe tables differ, probes_differ says so. `seed_folder`
+  /// ("seed-3") narrows the folders read; `except` (the run's own folder) is never one. A folder
+  /// written by an older pelab, whose file lacks keys added since, does not match: its numbers may
+  /// not be this pelab's. A summary that records no plugins (pelab before 2026-12-03) is compared
+  /// by its configuration alone.
   static std::optional<ReusableRun> find(const StoredConfig& config,
+                                         const std::map<std::string, std::string>& training_plugins,
                                          const std::map<std::string, std::string>& plugins,
                                          const std::string& seed_folder,
                                          const std::vector<std::string>& roots,

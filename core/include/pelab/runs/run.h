@@ -46,7 +46,8 @@ struct PELAB_API RunOptions {
   /// Run again even when the folder already holds a finished run.
   bool force = false;
   /// Output roots (or experiment folders) to look in, before training a run from its start, for
-  /// a finished run of the same configuration and seed to copy instead (ReusableRun).
+  /// a finished run of the same configuration and seed to copy instead (ReusableRun); one probed
+  /// otherwise is copied and probed as this run's configuration asks.
   std::vector<std::string> reuse_from;
   /// The ranks that train each run together (data-parallel), when more than this process does.
   /// Rank 0 alone claims, writes and probes the run folder; every rank calls execute_run for the
@@ -67,6 +68,8 @@ struct PELAB_API RunOutcome {
   /// Copied from this finished run of the same configuration and seed (RunOptions::reuse_from)
   /// rather than trained; `skipped` too, for nothing was trained.
   std::string reused_from;
+  /// The reused run was probed otherwise, and this run's probes ran on the copy.
+  bool probed_again = false;
   double seconds = 0.0;
   /// The final evaluation: "<split>/<group>/<metric>" -> value, e.g. "test/all/accuracy".
   std::map<std::string, double> final_metrics;

@@ -51,8 +51,8 @@ class PELAB_API RunClaim {
   static bool alive(const ClaimOwner& owner);
   /// This machine's host name, as claims record it.
   static std::string this_host();
-  /// How often the heartbeat rewrites the claim record, in seconds ($PELAB_HEARTBEAT_SECONDS, default
-  /// 30); a claim from another host is stale after four missed heartbeats.
+  /// How often the heartbeat rewrites the claim record, in seconds ($PELAB_HEARTBEAT_SECONDS,
+  /// default 30); a claim from another host is stale after four missed heartbeats.
   static double heartbeat_seconds();
 
   ~RunClaim();  // releases the claim: removes the claim record, then unlocks

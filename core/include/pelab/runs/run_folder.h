@@ -299,6 +299,8 @@ class PELAB_API RunFolder {
   /// Removes every output of an earlier run (metrics, snapshots, checkpoints, probes, summary),
   /// keeping config.toml, the log and the claim: a fresh start in the same folder.
   void clear_outputs() const;
+  /// Removes the probe records (probes/), before probes other than the recorded ones run.
+  void clear_probes() const;
 
   /// Copies a finished run's outputs (metrics, snapshots, last checkpoint, probes and log) from
   /// `source` into this folder, each file atomically; config.toml and summary.json are the

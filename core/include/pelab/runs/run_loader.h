@@ -29,8 +29,8 @@ struct PELAB_API LoadedRun {
 };
 
 /// Reads the run folder `dir` through RunFolder: its configuration (`config_text` instead of its
-/// stored configuration when not empty: e.g. the run's configuration with other probes), the task and the
-/// model rebuilt by build_run with the checkpoint's weights, and the PE snapshots. Throws
+/// stored configuration when not empty: e.g. the run's configuration with other probes), the task
+/// and the model rebuilt by build_run with the checkpoint's weights, and the PE snapshots. Throws
 /// pelab::Error naming what is missing or unreadable.
 PELAB_API LoadedRun load_run(const std::string& dir, Registry& registry,
                              const std::string& config_text = "",
