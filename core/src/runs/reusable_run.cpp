@@ -35,6 +35,17 @@ bool is_probe_key(const std::string& key) {
   return key.rfind("probe.", 0) == 0;
 }
 
+// The keys of `a` and `b` that do not define the training: the ignored ones and the probes'.
+std::set<std::string> non_training_keys(const StoredConfig& a, const StoredConfig& b) {
+  std::set<std::string> keys = ReusableRun::ignored_keys();
+  for (const StoredConfig* config : {&a, &b}) {
+    for (const auto& [key, value] : config->values) {
+      if (is_probe_key(key)) keys.insert(key);
+    }
+  }
+  return keys;
+}
+
 // Every key of `wanted` is in `recorded`, at the same version.
 bool records_versions(const std::map<std::string, std::string>& recorded,
                       const std::map<std::string, std::string>& wanted) {
@@ -74,10 +85,6 @@ std::optional<ReusableRun> ReusableRun::find(
     const std::map<std::string, std::string>& plugins, const std::string& seed_folder,
     const std::vector<std::string>& roots, const std::string& except) {
   check_roots(roots);
-  std::set<std::string> ignored = ignored_keys();
-  for (const auto& [key, value] : config.values) {
-    if (is_probe_key(key)) ignored.insert(key);
-  }
   for (const std::string& root : roots) {
     for (const fs::path& experiment : experiment_candidates(root)) {
       for (const std::string& relative : ExperimentFolder(experiment.string()).seed_folders()) {
@@ -104,11 +111,7 @@ std::optional<ReusableRun> ReusableRun::find(
         } catch (const Error&) {
           continue;  // an unreadable file is no match; its own sweep reports it
         }
-        std::set<std::string> ignored_here = ignored;
-        for (const auto& [key, value] : stored.values) {
-          if (is_probe_key(key)) ignored_here.insert(key);
-        }
-        if (!stored.differences(config, ignored_here).empty()) continue;
+        if (!stored.differences(config, non_training_keys(stored, config)).empty()) continue;
         // Only a whole run is copied: its metrics complete, its snapshots all there.
         const std::int64_t eval_every = stored.integer("train.eval_every").value_or(1);
         if (!folder.why_not_whole(*summary, eval_every).empty()) continue;
