@@ -151,6 +151,8 @@ int RunCommand::train_one_run(const Manifest& manifest, Registry& registry,
   }
   // The parent says so on its board; summary.json and run.log name the source.
   if (!outcome.reused_from.empty()) return kExitReused;
+  if (!outcome.not_reused.empty())
+    fmt::print(stderr, "{}: trained, not reused: {}\n", outcome.dir, outcome.not_reused);
   return 0;
 }
 

@@ -67,6 +67,7 @@ class SequentialLauncher : public Launcher {
         result.detail = outcome.holder;
         fmt::print("        being trained by {}: left to it\n", outcome.holder);
       } else {
+        if (!outcome.not_reused.empty()) fmt::print("        not reused: {}\n", outcome.not_reused);
         fmt::print("        done in {:.1f} s\n", outcome.seconds);
       }
       std::fflush(stdout);

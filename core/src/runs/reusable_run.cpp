@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
 #include <torch/version.h>
 #include <boost/filesystem.hpp>
 
@@ -83,7 +84,7 @@ void ReusableRun::check_roots(const std::vector<std::string>& roots) {
 std::optional<ReusableRun> ReusableRun::find(
     const StoredConfig& config, const std::map<std::string, std::string>& training_plugins,
     const std::map<std::string, std::string>& plugins, const std::string& seed_folder,
-    const std::vector<std::string>& roots, const std::string& except) {
+    const std::vector<std::string>& roots, const std::string& except, std::string* near_miss) {
   check_roots(roots);
   for (const std::string& root : roots) {
     for (const fs::path& experiment : experiment_candidates(root)) {
@@ -100,11 +101,7 @@ std::optional<ReusableRun> ReusableRun::find(
         } catch (const Error&) {
           continue;  // a damaged or edited folder is no match; its own sweep reports it
         }
-        // Another LibTorch rounds differently (and a long run amplifies it): not the same run.
-        if (!summary || !summary->finished() || summary->torch_version != TORCH_VERSION) continue;
-        // A plugin at another version may train otherwise under the same configuration.
-        if (!summary->plugins.empty() && !records_versions(summary->plugins, training_plugins))
-          continue;
+        if (!summary || !summary->finished()) continue;
         StoredConfig stored;
         try {
           stored = folder.read_stored_config();
@@ -112,9 +109,27 @@ std::optional<ReusableRun> ReusableRun::find(
           continue;  // an unreadable file is no match; its own sweep reports it
         }
         if (!stored.differences(config, non_training_keys(stored, config)).empty()) continue;
-        // Only a whole run is copied: its metrics complete, its snapshots all there.
-        const std::int64_t eval_every = stored.integer("train.eval_every").value_or(1);
-        if (!folder.why_not_whole(*summary, eval_every).empty()) continue;
+        // The same training configuration and seed; copied unless it may have trained otherwise
+        // or is not all there.
+        std::string why_not;
+        if (summary->torch_version != TORCH_VERSION) {
+          // Another LibTorch rounds differently (and a long run amplifies it).
+          why_not = fmt::format("it was trained with LibTorch {}, this pelab has {}",
+                                summary->torch_version, TORCH_VERSION);
+        } else if (!summary->plugins.empty() &&
+                   !records_versions(summary->plugins, training_plugins)) {
+          // A plugin at another version may train otherwise under the same configuration.
+          why_not = "it was trained by other versions of its task's or PE's plugins";
+        } else {
+          // Only a whole run is copied: its metrics complete, its snapshots all there (a shipped
+          // archive's records are not).
+          why_not = folder.why_not_whole(*summary, stored.integer("train.eval_every").value_or(1));
+        }
+        if (!why_not.empty()) {
+          if (near_miss != nullptr && near_miss->empty())
+            *near_miss = fmt::format("{}: {}", dir.string(), why_not);
+          continue;
+        }
         // The keys left to differ are the probes'.
         const bool probes_differ = !stored.differences(config, ignored_keys()).empty() ||
                                    (!summary->plugins.empty() && summary->plugins != plugins);

@@ -586,10 +586,15 @@ void probe_reused_run(const RunConfig& config, Registry& registry, const RunFold
 bool reuse_identical_run(const RunConfig& config, const StoredConfig& resolved, Registry& registry,
                          const RunFolder& folder, const RunOptions& options, RunOutcome& outcome) {
   if (options.reuse_from.empty()) return false;
-  const auto found = ReusableRun::find(
-      resolved, training_plugin_versions(config, registry), plugin_versions(config, registry),
-      fs::path(folder.dir()).filename().string(), options.reuse_from, folder.dir());
-  if (!found) return false;
+  const auto found = ReusableRun::find(resolved, training_plugin_versions(config, registry),
+                                       plugin_versions(config, registry),
+                                       fs::path(folder.dir()).filename().string(),
+                                       options.reuse_from, folder.dir(), &outcome.not_reused);
+  if (!found) {
+    if (!outcome.not_reused.empty())
+      run_logger(folder)->warn("not reused, trained here: {}", outcome.not_reused);
+    return false;
+  }
   folder.clear_outputs();
   folder.copy_outputs_from(RunFolder(found->dir));
   folder.write_config(config);

@@ -263,6 +263,7 @@ TEST_F(RunTest, ReuseNeedsTheSameConfigurationAndSeed) {
   const std::string summary_path = first.dir + "/summary.json";
   const std::string finished = slurp(summary_path);
   // Where the same run of another experiment is copied from, with `first`'s summary edited.
+  std::string not_reused;
   const auto reused_from_with = [&](const std::function<void(json&)>& edit) {
     json summary = json::parse(finished);
     edit(summary);
@@ -270,12 +271,15 @@ TEST_F(RunTest, ReuseNeedsTheSameConfigurationAndSeed) {
     const RunOutcome outcome =
         execute_run(config({"experiment.name=\"other\""}), registry_, root.path(), options);
     fs::remove_all(root / "other");
+    not_reused = outcome.not_reused;
     return outcome.reused_from;
   };
   // Nor is a run trained by another LibTorch,
   EXPECT_EQ(reused_from_with([](json& s) { s["torch_version"] = "0.0.1"; }), "");
+  EXPECT_THAT(not_reused, HasSubstr("trained with LibTorch 0.0.1, this pelab has"));
   // nor one made by another version of a plugin, which may compute otherwise.
   EXPECT_EQ(reused_from_with([](json& s) { s["plugins"]["init/normal"] = "0.9.0"; }), "");
+  EXPECT_THAT(not_reused, HasSubstr("other versions of its task's or PE's plugins"));
   // A summary from before pelab recorded its plugins is compared by its configuration alone.
   EXPECT_EQ(reused_from_with([](json& s) { s.erase("plugins"); }), first.dir);
   // A failed run is no source.
@@ -357,13 +361,17 @@ TEST_F(RunTest, ReuseCopiesOnlyAWholeRun) {
   EXPECT_EQ(source.why_not_whole(*source.read_summary(), 1), "");
   RunOptions options;
   options.reuse_from = {root.path()};
+  std::string not_reused, logged;
   const auto reused_from = [&] {
     const RunOutcome outcome =
         execute_run(config({"experiment.name=\"other\""}), registry_, root.path(), options);
+    not_reused = outcome.not_reused;
+    logged = slurp(outcome.dir + "/run.log");
     fs::remove_all(root / "other");
     return outcome.reused_from;
   };
   EXPECT_EQ(reused_from(), first.dir);
+  EXPECT_EQ(not_reused, "");
 
   const std::string snapshot = first.dir + "/pe/tables-epoch-000002.npy";
   const std::string kept = slurp(snapshot);
@@ -371,6 +379,9 @@ TEST_F(RunTest, ReuseCopiesOnlyAWholeRun) {
   EXPECT_THAT(source.why_not_whole(*source.read_summary(), 1),
               HasSubstr("holds 5 snapshot file(s) where the run wrote 6"));
   EXPECT_EQ(reused_from(), "");
+  // The run passed over, and why, are said: an archive's records look like this one.
+  EXPECT_EQ(not_reused, first.dir + ": its pe/ holds 5 snapshot file(s) where the run wrote 6");
+  EXPECT_THAT(logged, HasSubstr("not reused, trained here: " + not_reused));
   std::ofstream(snapshot) << kept;
 
   const std::string metrics = slurp(first.dir + "/metrics.csv");

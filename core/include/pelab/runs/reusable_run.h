@@ -43,13 +43,16 @@ struct PELAB_API ReusableRun {
   /// ("seed-3") narrows the folders read; `except` (the run's own folder) is never one. A folder
   /// written by an older pelab, whose file lacks keys added since, does not match: its numbers may
   /// not be this pelab's. A summary that records no plugins (pelab before 2026-12-03) is compared
-  /// by its configuration alone.
+  /// by its configuration alone. Where no run is found, `near_miss` (when given) names the first
+  /// folder of the same training configuration and seed that was passed over, and why (another
+  /// LibTorch, other plugin versions, not whole: an archive's records), or stays empty.
   static std::optional<ReusableRun> find(const StoredConfig& config,
                                          const std::map<std::string, std::string>& training_plugins,
                                          const std::map<std::string, std::string>& plugins,
                                          const std::string& seed_folder,
                                          const std::vector<std::string>& roots,
-                                         const std::string& except);
+                                         const std::string& except,
+                                         std::string* near_miss = nullptr);
 };
 
 }  // namespace pelab

@@ -70,6 +70,9 @@ struct PELAB_API RunOutcome {
   std::string reused_from;
   /// The reused run was probed otherwise, and this run's probes ran on the copy.
   bool probed_again = false;
+  /// With RunOptions::reuse_from, where no run was copied: the run of the same training
+  /// configuration and seed passed over, and why (ReusableRun::find's near miss), if any.
+  std::string not_reused;
   double seconds = 0.0;
   /// The final evaluation: "<split>/<group>/<metric>" -> value, e.g. "test/all/accuracy".
   std::map<std::string, double> final_metrics;
