@@ -429,7 +429,7 @@ TEST(PelabCli, RunReusesIdenticalRunsOfAnotherExperiment) {
   const Result result = pelab(second + " -j 2 --reuse " + quoted(out));
   ASSERT_EQ(result.exit_code, 0) << result.out;
   EXPECT_THAT(result.out,
-              HasSubstr("train.batch_size=16 seed 1: reused an identical finished run"));
+              HasSubstr("train.batch_size=16 seed 1: reused a finished run of the same training"));
   EXPECT_THAT(result.out, HasSubstr("train.batch_size=8 seed 1: done"));
   EXPECT_THAT(test::slurp(out + "/second/train.batch_size=16/seed-1/summary.json"),
               HasSubstr("\"reused_from\": \"" + out + "/first/default/seed-1\""));

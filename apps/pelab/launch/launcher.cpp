@@ -261,8 +261,8 @@ class RunningWorkers {
                    : code == kExitReused           ? LaunchState::kSkipped
                    : code == kExitClaimedElsewhere ? LaunchState::kClaimedElsewhere
                                                    : LaunchState::kFailed;
-    const char* word = code == 0                       ? "done"
-                       : code == kExitReused           ? "reused an identical finished run"
+    const char* word = code == 0             ? "done"
+                       : code == kExitReused ? "reused a finished run of the same training"
                        : code == kExitClaimedElsewhere ? "being trained by another process"
                                                        : "FAILED";
     board_.finish(pid, fmt::format("[{}/{}] {}: {}", ++done_, plan_.runs.size(),
