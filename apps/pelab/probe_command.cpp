@@ -15,7 +15,6 @@
 #include "pelab/runs/probing.h"
 #include "pelab/runs/run_folder.h"
 #include "pelab/runs/run_loader.h"
-#include "pelab/runs/trained_encoder.h"
 
 namespace pelab::cli {
 
@@ -97,11 +96,7 @@ int probe(const GlobalOptions& global, const ProbeOptions& probe_options) {
   if (run.snapshots.empty()) {
     fmt::print(stderr, "warning: {} has no PE snapshots in {}/\n", dir, RunFolder::kSnapshotFolder);
   }
-  std::unique_ptr<TrainedEncoder> trained;
-  if (run.model && run.task) trained = std::make_unique<TrainedEncoder>(*run.model, *run.task);
-  const ProbeContext context{run.layout, run.snapshots, trained.get(), run.task.get(), &registry};
-  const std::vector<ProbeOutcome> outcomes =
-      run_probes(run.config.probes, context, registry, folder);
+  const std::vector<ProbeOutcome> outcomes = run_probes(run, registry, folder);
 
   // The summary's probes entry: these probes' scalars replace what was there for them.
   std::optional<RunSummary> summary = folder.read_summary();

@@ -1,12 +1,15 @@
 #include "pelab/runs/probing.h"
 
 #include <map>
+#include <memory>
 
 #include <fmt/format.h>
 #include <torch/torch.h>
 
 #include "pelab/base/error.h"
 #include "pelab/plugins/registry.h"
+#include "pelab/runs/run_loader.h"
+#include "pelab/runs/trained_encoder.h"
 
 namespace pelab {
 
@@ -71,6 +74,14 @@ std::vector<ProbeOutcome> run_probes(const std::vector<PluginSpec>& probes,
     outcomes.push_back(std::move(outcome));
   }
   return outcomes;
+}
+
+std::vector<ProbeOutcome> run_probes(const LoadedRun& run, Registry& registry,
+                                     const RunFolder& folder) {
+  std::unique_ptr<TrainedEncoder> trained;
+  if (run.model && run.task) trained = std::make_unique<TrainedEncoder>(*run.model, *run.task);
+  const ProbeContext context{run.layout, run.snapshots, trained.get(), run.task.get(), &registry};
+  return run_probes(run.config.probes, context, registry, folder);
 }
 
 }  // namespace pelab

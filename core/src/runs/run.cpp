@@ -567,11 +567,8 @@ void probe_reused_run(const RunConfig& config, Registry& registry, const RunFold
   folder.clear_probes();
   summary.probes.clear();
   const LoadedRun run = load_run(folder.dir(), registry, config.to_toml());
-  std::unique_ptr<TrainedEncoder> trained;
-  if (run.model && run.task) trained = std::make_unique<TrainedEncoder>(*run.model, *run.task);
-  const ProbeContext context{run.layout, run.snapshots, trained.get(), run.task.get(), &registry};
   std::vector<std::string> names;
-  for (const auto& probe : run_probes(config.probes, context, registry, folder)) {
+  for (const auto& probe : run_probes(run, registry, folder)) {
     summary.probes[probe.name] = probe.scalars;
     names.push_back(probe.name);
     if (!probe.error.empty()) logger.warn("probe {} failed: {}", probe.name, probe.error);
