@@ -72,9 +72,10 @@ int DoctorCommand::execute() {
     fmt::print(
         "advice: this CPU multiplies bf16 {:.1f}x as fast as fp32 ({}): train.precision = "
         "\"bf16\" trained the paper model 1.8x-2.2x faster on the hosts measured, and "
-        "reached fp32's conclusions on the network task (the same sigma gap per seed, to 0.0005); "
-        "on the Latin Square a large-norm PE fitted its training set less well in bf16. Use bf16 "
-        "for sweeps, fp32 to confirm a claim (docs/performance.md, \"Reduced precision\")\n",
+        "reached fp32's conclusions at 10 seeds on the network task and the Latin Square (a "
+        "large-norm PE's single seed can end elsewhere, as another seed would). Use bf16 for "
+        "sweeps, fp32 to confirm a claim about one run (docs/performance.md, \"Reduced "
+        "precision\")\n",
         bf16 / fp32, cpu_features().amx_bf16 ? "AMX tiles" : "AVX512-BF16");
   }
   return check.agrees ? 0 : 1;
