@@ -6,6 +6,12 @@ a row of its comparisons.csv (kinds `points`, `instances:KEY`), or one asked for
 `pelab report --compare A B`). The archive is unpacked, reported, and the comparison's text, as the
 docs quote it, must be in the doc. A doc whose numbers and the archive disagree fails the suite.
 
+The cells of the docs' tables too: a table whose values come from an archive is preceded by a
+`<!-- cells ... -->` comment that says which archive, experiment and report options, which point of
+its results.csv each row is, and which metric each column shows (see docs/results/README.md, "The
+tables' cells"); each cell's mean (and its "± SEM") must be results.csv's at the decimals the cell
+shows. Every table with a "±" in it has such a comment, or one that says why no archive backs it.
+
 Usage: docs_claims_test.py PELAB SOURCE_DIR
 
 One `pelab report` per archive and set of report options, and one `pelab report --compare` per
@@ -71,6 +77,20 @@ def main(pelab, source_dir):
                 sys.exit(f"FAIL: pelab report {' '.join(arguments)}:\n{done.stdout}{done.stderr}")
             return done.stdout
 
+        reported = {}
+
+        def reported_folder(archive, experiment, options):
+            # The experiment's folder once `pelab report` with these options has written its
+            # results.csv and comparisons.csv there: one report per archive and options.
+            key = (archive, experiment, options)
+            if key not in reported:
+                folder = os.path.join(unpack(archive, "report " + options), experiment)
+                if not os.path.isdir(folder):
+                    sys.exit(f"FAIL: {archive} holds no experiment folder {experiment}")
+                report([folder, "--gnuplot", "/nonexistent/gnuplot", *options.split()])
+                reported[key] = folder
+            return reported[key]
+
         quotes = {}  # id(row) -> the text the doc must say, or an error
 
         # `points` and `instances:KEY` rows: one report per archive and options.
@@ -79,8 +99,7 @@ def main(pelab, source_dir):
             if row["kind"] != "compare":
                 by_report[(row["archive"], row["experiment"], row["options"])].append(row)
         for (archive, experiment, options), group in by_report.items():
-            folder = os.path.join(unpack(archive, "report " + options), experiment)
-            report([folder, "--gnuplot", "/nonexistent/gnuplot", *options.split()])
+            folder = reported_folder(archive, experiment, options)
             with open(os.path.join(folder, "comparisons.csv")) as f:
                 table = {(r["kind"], r["metric"], r["a"], r["b"]): r for r in csv.DictReader(f)}
             for row in group:
@@ -157,9 +176,244 @@ def main(pelab, source_dir):
                       f"gives: {quote}")
                 failed += 1
 
-    if failed:
-        sys.exit(f"{failed} of {checked} claim(s) of the docs disagree with their archives")
+        cells_failed, cells_checked, tables, unrecorded = check_cells(source_dir, reported_folder)
+
     print(f"{checked} claim(s) of the docs re-derived from their archives")
+    print(f"{cells_checked} cell(s) of {tables} table(s) re-derived from their archives "
+          f"({unrecorded} table(s) with no archive yet, each saying why)")
+    if failed or cells_failed:
+        sys.exit(f"{failed} of {checked} claim(s) and {cells_failed} of {cells_checked} cell(s) of "
+                 f"the docs disagree with their archives")
+
+
+# A table's cell: a mean with as many decimals as the doc shows, a "%" when it is shown as a
+# percentage, an optional "± SEM", and an optional note in parentheses ("1 (itself)").
+CELL = re.compile(r"^([-+]?\d*\.?\d+)(%?)(?:\s*±\s*(\d*\.?\d+)(%?))?(?:\s*\(.*\))?$")
+EMPTY_CELLS = {"", "-", "—", "n/a"}
+
+
+def split_row(line):
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
+def parse_constraints(text, where):
+    # "k=v, k=v" -> [(k, v)]
+    pairs = []
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        if "=" not in item:
+            raise ValueError(f"{where}: '{item}' is not KEY=VALUE")
+        key, value = item.split("=", 1)
+        pairs.append((key.strip(), value.strip()))
+    return pairs
+
+
+def same_value(shown, value):
+    shown, value = shown.strip("`* "), value.strip("`* ")
+    try:
+        return float(shown) == float(value) or abs(float(shown) - float(value)) <= 1e-12 * max(
+            abs(float(shown)), abs(float(value)))
+    except ValueError:
+        return shown == value
+
+
+def point_factors(point):
+    # "task.dims=2,pe=learned+init=normal+std=0.2" -> {task.dims: 2, pe: learned, init: ..., std: ...}
+    return dict(token.split("=", 1) for part in point.split(",") for token in part.split("+")
+                if "=" in token)
+
+
+def as_shown(value, decimals):
+    text = f"{value:.{decimals}f}"
+    return text[1:] if text.startswith("-") and not text.strip("-0.") else text
+
+
+def parse_marker(lines, where):
+    """The `<!-- cells ARCHIVE EXPERIMENT [options] ... -->` comment's parts, or None when it says
+    the table has no archive yet (`<!-- cells unrecorded: why -->`)."""
+    head = lines[0].split("<!--", 1)[1].strip().removesuffix("-->").split()
+    if head[:1] != ["cells"]:
+        raise ValueError(f"{where}: a table's comment starts with 'cells'")
+    if head[1:2] == ["unrecorded:"]:
+        if len(head) < 3:
+            raise ValueError(f"{where}: 'cells unrecorded:' says why (which manifest, its cost)")
+        return None
+    if len(head) < 3:
+        raise ValueError(f"{where}: 'cells ARCHIVE EXPERIMENT [report options]', or "
+                         f"'cells unrecorded: WHY'")
+    marker = {"archive": head[1], "experiment": head[2], "options": " ".join(head[3:]),
+              "where": [], "columns": {}}
+    for offset, line in enumerate(lines[1:], 1):
+        line = line.strip().removesuffix("-->").strip()
+        at = f"{where.rsplit(':', 1)[0]}:{int(where.rsplit(':', 1)[1]) + offset}"
+        if not line:
+            continue
+        if line.startswith("where:"):
+            marker["where"] += parse_constraints(line[len("where:"):], at)
+            continue
+        parts = split_row(line)
+        if not line.startswith("|") or len(parts) != 2:
+            raise ValueError(f"{at}: '{line}': a line of a cells comment is 'where: KEY=VALUE, ...' "
+                             f"or '| COLUMN HEADER | WHAT |'")
+        header, spec = parts
+        if " = " in spec:  # row labels: "LABEL = k=v, k=v; LABEL = ..."
+            labels = {}
+            for entry in filter(None, (e.strip() for e in spec.split(";"))):
+                label, constraints = entry.split(" = ", 1)
+                labels[label.strip().strip("`*")] = parse_constraints(constraints, at)
+            marker["columns"][header] = ("labels", labels)
+        elif "/" in spec.split()[0]:  # a metric: "METRIC [xFACTOR] [@ k=v, ...]"
+            metric_part, _, at_part = spec.partition("@")
+            words = metric_part.split()
+            factor = 1.0
+            for word in words[1:]:
+                if not re.fullmatch(r"x[0-9.e+-]+", word):
+                    raise ValueError(f"{at}: '{word}': after the metric, 'xFACTOR' (x100) or "
+                                     f"'@ KEY=VALUE, ...'")
+                factor = float(word[1:])
+            marker["columns"][header] = ("metric", words[0], factor,
+                                         parse_constraints(at_part, at))
+        elif len(spec.split()) == 1:  # a factor whose value the row's cell gives
+            marker["columns"][header] = ("factor", spec)
+        else:
+            raise ValueError(f"{at}: '{spec}': a column is a factor (pe.init.std), a metric "
+                             f"(test/all/mse [x100] [@ KEY=VALUE, ...]) or row labels "
+                             f"(LABEL = KEY=VALUE, ...; LABEL = ...)")
+    return marker
+
+
+def read_results(folder):
+    values = defaultdict(dict)
+    with open(os.path.join(folder, "results.csv")) as f:
+        for r in csv.DictReader(f):
+            values[r["point"]][r["metric"]] = (float(r["mean"]),
+                                               float(r["sem"]) if r["sem"] else None)
+    return values
+
+
+def check_table(doc, number, marker, header, body, results):
+    """Yields (failure or None) per checked cell of one table."""
+    missing = [h for h in marker["columns"] if h not in header]
+    if missing:
+        yield f"{doc}:{number}: the cells comment names columns the table lacks: {missing}"
+        return
+    for offset, line in enumerate(body, 2):
+        row = split_row(line)
+        at = f"{doc}:{number + offset}"
+        cells = dict(zip(header, row))
+        constraints = list(marker["where"])
+        for column, spec in marker["columns"].items():
+            cell = cells.get(column, "").replace("**", "").strip("` ")
+            if spec[0] == "factor":
+                constraints.append((spec[1], cell))
+            elif spec[0] == "labels":
+                if cell not in spec[1]:
+                    yield f"{at}: '{cell}' in column '{column}' is not one of the cells comment's " \
+                          f"labels ({', '.join(spec[1])})"
+                    break
+                constraints += spec[1][cell]
+        else:
+            for column, spec in marker["columns"].items():
+                if spec[0] != "metric":
+                    continue
+                _, metric, factor, extra = spec
+                cell = cells.get(column, "").replace("**", "").replace("`", "").strip()
+                if cell in EMPTY_CELLS:
+                    continue
+                wanted = constraints + extra
+                points = [p for p in results
+                          if all(k in point_factors(p) and same_value(v, point_factors(p)[k])
+                                 for k, v in wanted)]
+                if len(points) > 1:  # "pe=learned" is the point with no other factor
+                    fewest = min(len(point_factors(p)) for p in points)
+                    points = [p for p in points if len(point_factors(p)) == fewest]
+                where = ", ".join(f"{k}={v}" for k, v in wanted)
+                if len(points) != 1:
+                    yield (f"{at}: column '{column}': {len(points)} points of {marker['archive']} "
+                           f"have {where}" + (f" ({', '.join(points)})" if points else ""))
+                    continue
+                if metric not in results[points[0]]:
+                    yield f"{at}: column '{column}': no {metric} for point {points[0]}"
+                    continue
+                match = CELL.match(cell)
+                if not match:
+                    yield f"{at}: column '{column}': '{cell}' is not 'MEAN' or 'MEAN ± SEM'"
+                    continue
+                mean, sem = results[points[0]][metric]
+                shown_mean, percent, shown_sem, sem_percent = match.groups()
+                scale = factor * (100 if percent else 1)
+                expected = as_shown(mean * scale, len(shown_mean.partition(".")[2]))
+                text = expected
+                if shown_sem is not None:
+                    sem_scale = factor * (100 if sem_percent or percent else 1)
+                    text += " ± " + ("-" if sem is None else
+                                     as_shown(sem * sem_scale, len(shown_sem.partition(".")[2])))
+                shown = as_shown(float(shown_mean), len(shown_mean.partition(".")[2]))
+                if shown_sem is not None:
+                    shown += " ± " + shown_sem
+                if shown != text:
+                    yield (f"{at}: column '{column}' ({points[0]}, {metric}): the doc says "
+                           f"{shown}, {marker['archive']} gives {text}")
+                else:
+                    yield None
+
+
+def check_cells(source_dir, reported_folder):
+    """Every table of README.md and docs/*.md with a "±": its cells against its archive."""
+    failed = checked = tables = unrecorded = 0
+    docs = ["README.md"] + sorted(os.path.join("docs", name)
+                                  for name in os.listdir(os.path.join(source_dir, "docs"))
+                                  if name.endswith(".md"))
+    for doc in docs:
+        with open(os.path.join(source_dir, doc)) as f:
+            lines = f.read().split("\n")
+        for index, line in enumerate(lines):
+            if not (line.startswith("|") and index + 1 < len(lines)
+                    and re.fullmatch(r"\|[-:| ]+\|\s*", lines[index + 1])):
+                continue
+            if index > 0 and lines[index - 1].startswith("|"):
+                continue
+            end = index + 2
+            while end < len(lines) and lines[end].startswith("|"):
+                end += 1
+            body = lines[index + 2:end]
+            # The comment right above the table (blank lines between allowed).
+            above = index - 1
+            while above >= 0 and not lines[above].strip():
+                above -= 1
+            marker_lines = None
+            if above >= 0 and lines[above].rstrip().endswith("-->"):
+                start = above
+                while start >= 0 and "<!--" not in lines[start]:
+                    start -= 1
+                if start >= 0 and lines[start].split("<!--", 1)[1].strip().startswith("cells"):
+                    marker_lines = (start, lines[start:above + 1])
+            if marker_lines is None:
+                if any("±" in row for row in body):
+                    print(f"FAIL: {doc}:{index + 1}: a table of values with no cells comment "
+                          f"above it: say which archive backs it (`<!-- cells ARCHIVE EXPERIMENT "
+                          f"... -->`, docs/results/README.md) or why none does (`<!-- cells "
+                          f"unrecorded: ... -->`)")
+                    failed += 1
+                continue
+            start, comment = marker_lines
+            try:
+                marker = parse_marker(comment, f"{doc}:{start + 1}")
+            except ValueError as error:
+                print(f"FAIL: {error}")
+                failed += 1
+                continue
+            if marker is None:
+                unrecorded += 1
+                continue
+            tables += 1
+            folder = reported_folder(marker["archive"], marker["experiment"], marker["options"])
+            results = read_results(folder)
+            for failure in check_table(doc, index + 1, marker, split_row(line), body, results):
+                checked += 1
+                if failure:
+                    print(f"FAIL: {failure}")
+                    failed += 1
+    return failed, checked, tables, unrecorded
 
 
 if __name__ == "__main__":
