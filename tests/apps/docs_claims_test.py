@@ -228,8 +228,22 @@ def as_shown(value, decimals):
 
 
 def parse_marker(lines, where):
-    """The `<!-- cells ARCHIVE EXPERIMENT [options] ... -->` comment's parts, or None when it says
-    the table has no archive yet (`<!-- cells unrecorded: why -->`)."""
+    """The parts of a table's `<!-- cells ... -->` comment, or None when it says the table has no
+    archive yet (`<!-- cells unrecorded: why -->`).
+
+        <!-- cells ARCHIVE EXPERIMENT [pelab report options]
+        source NAME: ARCHIVE EXPERIMENT [options]     (more archives, picked by source=NAME)
+        where: KEY=VALUE, ...                         (of every cell)
+        | COLUMN | FACTOR |                           (the point's FACTOR is the row's cell)
+        | COLUMN | LABEL = KEY=VALUE, ...; LABEL = ... |   (what a row's label in COLUMN stands for)
+        | COLUMN | [METRIC] [xFACTOR] [@ KEY=VALUE, ...] |  (a column of values)
+        -->
+
+    A cell is the point whose factors are all the KEY=VALUE that apply to it (its row's, its
+    column's, the where's), of the source `source=NAME` names (the first line's otherwise); its
+    metric is the column's or a `metric=` among them; its value times the column's FACTOR.
+    """
+    file, line_number = where.rsplit(":", 1)
     head = lines[0].split("<!--", 1)[1].strip().removesuffix("-->").split()
     if head[:1] != ["cells"]:
         raise ValueError(f"{where}: a table's comment starts with 'cells'")
@@ -237,47 +251,60 @@ def parse_marker(lines, where):
         if len(head) < 3:
             raise ValueError(f"{where}: 'cells unrecorded:' says why (which manifest, its cost)")
         return None
-    if len(head) < 3:
+    if len(head) == 2:
         raise ValueError(f"{where}: 'cells ARCHIVE EXPERIMENT [report options]', or "
                          f"'cells unrecorded: WHY'")
-    marker = {"archive": head[1], "experiment": head[2], "options": " ".join(head[3:]),
-              "where": [], "columns": {}}
+    marker = {"sources": {}, "where": [], "columns": {}}
+    if len(head) > 2:
+        marker["sources"][""] = (head[1], head[2], " ".join(head[3:]))
     for offset, line in enumerate(lines[1:], 1):
         line = line.strip().removesuffix("-->").strip()
-        at = f"{where.rsplit(':', 1)[0]}:{int(where.rsplit(':', 1)[1]) + offset}"
+        at = f"{file}:{int(line_number) + offset}"
         if not line:
             continue
         if line.startswith("where:"):
             marker["where"] += parse_constraints(line[len("where:"):], at)
             continue
+        if line.startswith("source "):
+            name, _, text = line[len("source "):].partition(":")
+            words = text.split()
+            if not name.strip() or len(words) < 2:
+                raise ValueError(f"{at}: 'source NAME: ARCHIVE EXPERIMENT [report options]'")
+            marker["sources"][name.strip()] = (words[0], words[1], " ".join(words[2:]))
+            continue
         parts = split_row(line)
         if not line.startswith("|") or len(parts) != 2:
-            raise ValueError(f"{at}: '{line}': a line of a cells comment is 'where: KEY=VALUE, ...' "
-                             f"or '| COLUMN HEADER | WHAT |'")
+            raise ValueError(f"{at}: '{line}': a line of a cells comment is 'where: KEY=VALUE, "
+                             f"...', 'source NAME: ARCHIVE EXPERIMENT' or '| COLUMN HEADER | "
+                             f"WHAT |'")
         header, spec = parts
+        words = spec.split()
         if " = " in spec:  # row labels: "LABEL = k=v, k=v; LABEL = ..."
             labels = {}
             for entry in filter(None, (e.strip() for e in spec.split(";"))):
-                label, constraints = entry.split(" = ", 1)
+                label, _, constraints = entry.partition(" = ")
                 labels[label.strip().strip("`*")] = parse_constraints(constraints, at)
             marker["columns"][header] = ("labels", labels)
-        elif "/" in spec.split()[0]:  # a metric: "METRIC [xFACTOR] [@ k=v, ...]"
-            metric_part, _, at_part = spec.partition("@")
-            words = metric_part.split()
+        elif words and ("/" in words[0] or words[0] == "@" or re.fullmatch(r"x[0-9.e+-]+",
+                                                                           words[0])):
+            values, _, at_part = spec.partition("@")
+            words = values.split()
+            metric = words.pop(0) if words and "/" in words[0] else None
             factor = 1.0
-            for word in words[1:]:
+            for word in words:
                 if not re.fullmatch(r"x[0-9.e+-]+", word):
-                    raise ValueError(f"{at}: '{word}': after the metric, 'xFACTOR' (x100) or "
-                                     f"'@ KEY=VALUE, ...'")
+                    raise ValueError(f"{at}: '{word}': a column of values is '[METRIC] [xFACTOR] "
+                                     f"[@ KEY=VALUE, ...]'")
                 factor = float(word[1:])
-            marker["columns"][header] = ("metric", words[0], factor,
-                                         parse_constraints(at_part, at))
-        elif len(spec.split()) == 1:  # a factor whose value the row's cell gives
+            marker["columns"][header] = ("values", metric, factor, parse_constraints(at_part, at))
+        elif len(words) == 1:  # a factor whose value the row's cell gives
             marker["columns"][header] = ("factor", spec)
         else:
-            raise ValueError(f"{at}: '{spec}': a column is a factor (pe.init.std), a metric "
+            raise ValueError(f"{at}: '{spec}': a column is a factor (pe.init.std), values "
                              f"(test/all/mse [x100] [@ KEY=VALUE, ...]) or row labels "
                              f"(LABEL = KEY=VALUE, ...; LABEL = ...)")
+    if not marker["sources"]:
+        raise ValueError(f"{where}: no archive: 'cells ARCHIVE EXPERIMENT' or 'source NAME: ...'")
     return marker
 
 
@@ -291,15 +318,14 @@ def read_results(folder):
 
 
 def check_table(doc, number, marker, header, body, results):
-    """Yields (failure or None) per checked cell of one table."""
+    """Yields a failure, or None, per checked cell of one table; results: source -> results.csv."""
     missing = [h for h in marker["columns"] if h not in header]
     if missing:
         yield f"{doc}:{number}: the cells comment names columns the table lacks: {missing}"
         return
     for offset, line in enumerate(body, 2):
-        row = split_row(line)
         at = f"{doc}:{number + offset}"
-        cells = dict(zip(header, row))
+        cells = dict(zip(header, split_row(line)))
         constraints = list(marker["where"])
         for column, spec in marker["columns"].items():
             cell = cells.get(column, "").replace("**", "").strip("` ")
@@ -307,54 +333,65 @@ def check_table(doc, number, marker, header, body, results):
                 constraints.append((spec[1], cell))
             elif spec[0] == "labels":
                 if cell not in spec[1]:
-                    yield f"{at}: '{cell}' in column '{column}' is not one of the cells comment's " \
-                          f"labels ({', '.join(spec[1])})"
+                    yield (f"{at}: '{cell}' in column '{column}' is not one of the cells comment's "
+                           f"labels ({', '.join(spec[1])})")
                     break
                 constraints += spec[1][cell]
         else:
             for column, spec in marker["columns"].items():
-                if spec[0] != "metric":
+                if spec[0] != "values":
                     continue
-                _, metric, factor, extra = spec
                 cell = cells.get(column, "").replace("**", "").replace("`", "").strip()
                 if cell in EMPTY_CELLS:
                     continue
-                wanted = constraints + extra
-                points = [p for p in results
-                          if all(k in point_factors(p) and same_value(v, point_factors(p)[k])
-                                 for k, v in wanted)]
-                if len(points) > 1:  # "pe=learned" is the point with no other factor
-                    fewest = min(len(point_factors(p)) for p in points)
-                    points = [p for p in points if len(point_factors(p)) == fewest]
-                where = ", ".join(f"{k}={v}" for k, v in wanted)
-                if len(points) != 1:
-                    yield (f"{at}: column '{column}': {len(points)} points of {marker['archive']} "
-                           f"have {where}" + (f" ({', '.join(points)})" if points else ""))
-                    continue
-                if metric not in results[points[0]]:
-                    yield f"{at}: column '{column}': no {metric} for point {points[0]}"
-                    continue
-                match = CELL.match(cell)
-                if not match:
-                    yield f"{at}: column '{column}': '{cell}' is not 'MEAN' or 'MEAN ± SEM'"
-                    continue
-                mean, sem = results[points[0]][metric]
-                shown_mean, percent, shown_sem, sem_percent = match.groups()
-                scale = factor * (100 if percent else 1)
-                expected = as_shown(mean * scale, len(shown_mean.partition(".")[2]))
-                text = expected
-                if shown_sem is not None:
-                    sem_scale = factor * (100 if sem_percent or percent else 1)
-                    text += " ± " + ("-" if sem is None else
-                                     as_shown(sem * sem_scale, len(shown_sem.partition(".")[2])))
-                shown = as_shown(float(shown_mean), len(shown_mean.partition(".")[2]))
-                if shown_sem is not None:
-                    shown += " ± " + shown_sem
-                if shown != text:
-                    yield (f"{at}: column '{column}' ({points[0]}, {metric}): the doc says "
-                           f"{shown}, {marker['archive']} gives {text}")
-                else:
-                    yield None
+                yield check_cell(at, column, cell, spec, constraints, marker, results)
+
+
+def check_cell(at, column, cell, spec, constraints, marker, results):
+    _, metric, factor, extra = spec
+    wanted = []
+    source = ""
+    for key, value in constraints + extra:
+        if key == "metric":
+            metric = value
+        elif key == "source":
+            source = value
+        else:
+            wanted.append((key, value))
+    if source not in marker["sources"]:
+        return f"{at}: column '{column}': no source '{source}' in the cells comment"
+    if metric is None:
+        return f"{at}: column '{column}': no metric (the column's, or metric= of its row)"
+    archive = marker["sources"][source][0]
+    table = results[source]
+    points = [p for p in table
+              if all(k in point_factors(p) and same_value(v, point_factors(p)[k]) for k, v in wanted)]
+    if len(points) > 1:  # "pe=learned" is the point with no other factor
+        fewest = min(len(point_factors(p)) for p in points)
+        points = [p for p in points if len(point_factors(p)) == fewest]
+    if len(points) != 1:
+        where = ", ".join(f"{k}={v}" for k, v in wanted)
+        return (f"{at}: column '{column}': {len(points)} points of {archive} have {where}"
+                + (f" ({', '.join(points)})" if points else ""))
+    if metric not in table[points[0]]:
+        return f"{at}: column '{column}': no {metric} for point {points[0]} in {archive}"
+    match = CELL.match(cell)
+    if not match:
+        return f"{at}: column '{column}': '{cell}' is not 'MEAN' or 'MEAN ± SEM'"
+    mean, sem = table[points[0]][metric]
+    shown_mean, percent, shown_sem, sem_percent = match.groups()
+    decimals = len(shown_mean.partition(".")[2])
+    expected = as_shown(mean * factor * (100 if percent else 1), decimals)
+    shown = as_shown(float(shown_mean), decimals)
+    if shown_sem is not None:
+        sem_scale = factor * (100 if sem_percent or percent else 1)
+        expected += " ± " + ("-" if sem is None else
+                             as_shown(sem * sem_scale, len(shown_sem.partition(".")[2])))
+        shown += " ± " + shown_sem
+    if shown != expected:
+        return (f"{at}: column '{column}' ({points[0]}, {metric}): the doc says {shown}, "
+                f"{archive} gives {expected}")
+    return None
 
 
 def check_cells(source_dir, reported_folder):
@@ -406,8 +443,8 @@ def check_cells(source_dir, reported_folder):
                 unrecorded += 1
                 continue
             tables += 1
-            folder = reported_folder(marker["archive"], marker["experiment"], marker["options"])
-            results = read_results(folder)
+            results = {name: read_results(reported_folder(*source))
+                       for name, source in marker["sources"].items()}
             for failure in check_table(doc, index + 1, marker, split_row(line), body, results):
                 checked += 1
                 if failure:
