@@ -10,7 +10,8 @@ The cells of the docs' tables too: a table whose values come from an archive is 
 `<!-- cells ... -->` comment that says which archive, experiment and report options, which point of
 its results.csv each row is, and which metric each column shows (see docs/results/README.md, "The
 tables' cells"); each cell's mean (and its "± SEM") must be results.csv's at the decimals the cell
-shows. Every table with a "±" in it has such a comment, or one that says why no archive backs it.
+shows. Every table with a "MEAN ± SEM" cell has such a comment, or one that says why no archive
+backs it.
 
 Usage: docs_claims_test.py PELAB SOURCE_DIR
 
@@ -235,7 +236,8 @@ def parse_marker(lines, where):
         source NAME: ARCHIVE EXPERIMENT [options]     (more archives, picked by source=NAME)
         where: KEY=VALUE, ...                         (of every cell)
         | COLUMN | FACTOR |                           (the point's FACTOR is the row's cell)
-        | COLUMN | LABEL = KEY=VALUE, ...; LABEL = ... |   (what a row's label in COLUMN stands for)
+        | COLUMN | LABEL = KEY=VALUE, ...; LABEL = ... |   (what a row's label in COLUMN stands for;
+                                                       "LABEL = unrecorded": a row no archive backs)
         | COLUMN | [METRIC] [xFACTOR] [@ KEY=VALUE, ...] |  (a column of values)
         -->
 
@@ -283,7 +285,9 @@ def parse_marker(lines, where):
             labels = {}
             for entry in filter(None, (e.strip() for e in spec.split(";"))):
                 label, _, constraints = entry.partition(" = ")
-                labels[label.strip().strip("`*")] = parse_constraints(constraints, at)
+                # A row no archive backs yet: "LABEL = unrecorded", its cells not checked.
+                labels[label.strip().strip("`*")] = (
+                    None if constraints.strip() == "unrecorded" else parse_constraints(constraints, at))
             marker["columns"][header] = ("labels", labels)
         elif words and ("/" in words[0] or words[0] == "@" or re.fullmatch(r"x[0-9.e+-]+",
                                                                            words[0])):
@@ -335,6 +339,8 @@ def check_table(doc, number, marker, header, body, results):
                 if cell not in spec[1]:
                     yield (f"{at}: '{cell}' in column '{column}' is not one of the cells comment's "
                            f"labels ({', '.join(spec[1])})")
+                    break
+                if spec[1][cell] is None:
                     break
                 constraints += spec[1][cell]
         else:
@@ -395,7 +401,8 @@ def check_cell(at, column, cell, spec, constraints, marker, results):
 
 
 def check_cells(source_dir, reported_folder):
-    """Every table of README.md and docs/*.md with a "±": its cells against its archive."""
+    """Every table of README.md and docs/*.md with a cell "MEAN ± SEM": its cells against its
+    archive, or a comment that says why no archive backs it."""
     failed = checked = tables = unrecorded = 0
     docs = ["README.md"] + sorted(os.path.join("docs", name)
                                   for name in os.listdir(os.path.join(source_dir, "docs"))
@@ -425,7 +432,7 @@ def check_cells(source_dir, reported_folder):
                 if start >= 0 and lines[start].split("<!--", 1)[1].strip().startswith("cells"):
                     marker_lines = (start, lines[start:above + 1])
             if marker_lines is None:
-                if any("±" in row for row in body):
+                if any(re.search(r"\d\**\s*±\s*\d", row) for row in body):
                     print(f"FAIL: {doc}:{index + 1}: a table of values with no cells comment "
                           f"above it: say which archive backs it (`<!-- cells ARCHIVE EXPERIMENT "
                           f"... -->`, docs/results/README.md) or why none does (`<!-- cells "
