@@ -32,6 +32,7 @@ COLUMNS = ["doc", "archive", "experiment", "kind", "metric", "a", "b", "factor",
 
 
 def main(pelab, source_dir):
+    self_test()
     results = os.path.join(source_dir, "docs", "results")
     rows = []
     with open(os.path.join(results, "claims.tsv")) as claims:
@@ -458,6 +459,35 @@ def check_cells(source_dir, reported_folder):
                     print(f"FAIL: {failure}")
                     failed += 1
     return failed, checked, tables, unrecorded
+
+
+def self_test():
+    """The cell check catches what it exists for (a double-rounded SEM, a wrong mean, a label the
+    comment lacks) and passes cells that agree; run before the docs are read."""
+    comment = ["<!-- cells A.tar.xz A", "source b: B.tar.xz B", "| sigma | pe.init.std |",
+               "| PE | net = source=b, metric=test/all/mse; learned = pe=learned; none = unrecorded |",
+               "| test MSE | test/all/mse |", "| moved | probe/movement/relative_change @ x=1 |",
+               "-->"]
+    marker = parse_marker(comment, "self-test.md:1")
+    results = {"": {"pe.init.std=0.2,pe=learned+x=1": {
+                        "test/all/mse": (0.85945, 0.00748),
+                        "probe/movement/relative_change": (0.30499, 0.01)},
+                    "pe.init.std=2,pe=learned+x=1": {"test/all/mse": (-0.00004, 0.1)}},
+               "b": {"pe.init.std=0.2": {"test/all/mse": (0.5, None)}}}
+    header = ["sigma", "PE", "test MSE", "moved"]
+    body = ["| 0.2 | learned | **0.859** ± 0.008 | 30% |",     # SEM rounded twice
+            "| 0.2 | learned | 0.859 ± 0.007 | 31% |",       # right, then a percentage rounded twice
+            "| 2.0 | learned | -0.000 ± 0.10 | - |",          # negative zero shown as the doc shows it
+            "| 0.2 | net | 0.5 | - |",                         # another archive, the row's metric
+            "| 0.2 | none | 9.9 ± 9.9 | 1% |",                  # a row no archive backs: not checked
+            "| 0.2 | nope | 1 | 1% |"]                         # a label the comment lacks
+    outcomes = list(check_table("self-test.md", 10, marker, header, body, results))
+    failures = [o for o in outcomes if o]
+    expected = ["self-test.md:12: column 'test MSE'", "self-test.md:13: column 'moved'",
+                "self-test.md:17: 'nope'"]
+    if len(outcomes) != 7 or len(failures) != 3 or not all(
+            failure.startswith(prefix) for failure, prefix in zip(failures, expected)):
+        sys.exit("FAIL: the cell check's self-test:\n" + "\n".join(map(str, outcomes)))
 
 
 if __name__ == "__main__":
