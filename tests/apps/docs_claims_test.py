@@ -20,6 +20,7 @@ archive, set of options and the pairs its rows ask for together: the named compa
 before their Holm p, which is the only number asking for several at once changes.
 """
 import csv
+import json
 import os
 import re
 import subprocess
@@ -314,12 +315,30 @@ def parse_marker(lines, where):
 
 
 def read_results(folder):
+    """The report's results.csv: point -> metric -> (mean, SEM); under "": the folder."""
     values = defaultdict(dict)
     with open(os.path.join(folder, "results.csv")) as f:
         for r in csv.DictReader(f):
             values[r["point"]][r["metric"]] = (float(r["mean"]),
                                                float(r["sem"]) if r["sem"] else None)
+    values[""] = folder
     return values
+
+
+def run_value(folder, point, seed, metric):
+    """One run's final value of a metric: summary.json's "final", or for probe/NAME/KEY its probe
+    record's scalar; None when the run or the value is not there."""
+    run = os.path.join(folder, point, f"seed-{seed}")
+    parts = metric.split("/")
+    if parts[0] == "probe" and len(parts) == 3:
+        path, read = os.path.join(run, "probes", parts[1] + ".json"), \
+            lambda record: record["scalars"].get(parts[2])
+    else:
+        path, read = os.path.join(run, "summary.json"), lambda record: record["final"].get(metric)
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return read(json.load(f))
 
 
 def check_table(doc, number, marker, header, body, results):
@@ -327,6 +346,10 @@ def check_table(doc, number, marker, header, body, results):
     missing = [h for h in marker["columns"] if h not in header]
     if missing:
         yield f"{doc}:{number}: the cells comment names columns the table lacks: {missing}"
+        return
+    twice = [h for h in marker["columns"] if header.count(h) > 1]
+    if twice:
+        yield f"{doc}:{number}: the table has two columns named {twice}: name them apart"
         return
     for offset, line in enumerate(body, 2):
         at = f"{doc}:{number + offset}"
@@ -371,7 +394,9 @@ def check_cell(at, column, cell, spec, constraints, marker, results):
         return f"{at}: column '{column}': no metric (the column's, or metric= of its row)"
     archive = marker["sources"][source][0]
     table = results[source]
-    points = [p for p in table
+    seed = dict(wanted).pop("seed", None)  # one run's value rather than the point's mean
+    wanted = [(k, v) for k, v in wanted if k != "seed"]
+    points = [p for p in table if p
               if all(k in point_factors(p) and same_value(v, point_factors(p)[k]) for k, v in wanted)]
     if len(points) > 1:  # "pe=learned" is the point with no other factor
         fewest = min(len(point_factors(p)) for p in points)
@@ -380,12 +405,19 @@ def check_cell(at, column, cell, spec, constraints, marker, results):
         where = ", ".join(f"{k}={v}" for k, v in wanted)
         return (f"{at}: column '{column}': {len(points)} points of {archive} have {where}"
                 + (f" ({', '.join(points)})" if points else ""))
-    if metric not in table[points[0]]:
+    if seed is not None:
+        value = run_value(table[""], points[0], seed, metric)
+        if value is None:
+            return f"{at}: column '{column}': no {metric} for {points[0]}, seed {seed} in {archive}"
+        mean, sem = value, None
+    elif metric not in table[points[0]]:
         return f"{at}: column '{column}': no {metric} for point {points[0]} in {archive}"
+    else:
+        mean, sem = table[points[0]][metric]
     match = CELL.match(cell)
-    if not match:
-        return f"{at}: column '{column}': '{cell}' is not 'MEAN' or 'MEAN ± SEM'"
-    mean, sem = table[points[0]][metric]
+    if not match or (seed is not None and match.group(3) is not None):
+        return (f"{at}: column '{column}': '{cell}' is not " +
+                ("one run's value" if seed is not None else "'MEAN' or 'MEAN ± SEM'"))
     shown_mean, percent, shown_sem, sem_percent = match.groups()
     decimals = len(shown_mean.partition(".")[2])
     expected = as_shown(mean * factor * (100 if percent else 1), decimals)
@@ -396,8 +428,9 @@ def check_cell(at, column, cell, spec, constraints, marker, results):
                              as_shown(sem * sem_scale, len(shown_sem.partition(".")[2])))
         shown += " ± " + shown_sem
     if shown != expected:
-        return (f"{at}: column '{column}' ({points[0]}, {metric}): the doc says {shown}, "
-                f"{archive} gives {expected}")
+        run = points[0] + ("" if seed is None else f", seed {seed}")
+        return (f"{at}: column '{column}' ({run}, {metric}): the doc says {shown}, {archive} "
+                f"gives {expected}")
     return None
 
 
@@ -482,10 +515,26 @@ def self_test():
             "| 0.2 | none | 9.9 ± 9.9 | 1% |",                  # a row no archive backs: not checked
             "| 0.2 | nope | 1 | 1% |"]                         # a label the comment lacks
     outcomes = list(check_table("self-test.md", 10, marker, header, body, results))
+    # One run's values: a column per seed, read from the run folder.
+    with tempfile.TemporaryDirectory() as folder:
+        run = os.path.join(folder, "pe=learned", "seed-7")
+        os.makedirs(os.path.join(run, "probes"))
+        with open(os.path.join(run, "summary.json"), "w") as f:
+            json.dump({"final": {"test/all/mse": 0.71249}}, f)
+        with open(os.path.join(run, "probes", "rsa.json"), "w") as f:
+            json.dump({"scalars": {"spearman": 0.3}}, f)
+        per_seed = parse_marker(["<!-- cells A.tar.xz A", "| PE | learned = pe=learned |",
+                                 "| seed 7 | @ seed=7 |", "| metric | M = metric=test/all/mse; "
+                                 "R = metric=probe/rsa/spearman |", "-->"], "self-test.md:20")
+        outcomes += check_table("self-test.md", 30, per_seed, ["PE", "metric", "seed 7"],
+                                ["| learned | M | 0.7125 |", "| learned | M | 0.713 |",
+                                 "| learned | R | 0.30 |", "| learned | M | 0.712 ± 0.1 |"],
+                                {"": {"pe=learned": {}, "": folder}})
     failures = [o for o in outcomes if o]
     expected = ["self-test.md:12: column 'test MSE'", "self-test.md:13: column 'moved'",
-                "self-test.md:17: 'nope'"]
-    if len(outcomes) != 7 or len(failures) != 3 or not all(
+                "self-test.md:17: 'nope'", "self-test.md:33: column 'seed 7'",
+                "self-test.md:35: column 'seed 7': '0.712 ± 0.1' is not one run's value"]
+    if len(outcomes) != 11 or len(failures) != 5 or not all(
             failure.startswith(prefix) for failure, prefix in zip(failures, expected)):
         sys.exit("FAIL: the cell check's self-test:\n" + "\n".join(map(str, outcomes)))
 
