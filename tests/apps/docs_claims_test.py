@@ -240,7 +240,8 @@ def parse_marker(lines, where):
         | COLUMN | FACTOR |                           (the point's FACTOR is the row's cell)
         | COLUMN | LABEL = KEY=VALUE, ...; LABEL = ... |   (what a row's label in COLUMN stands for;
                                                        "LABEL = unrecorded": a row no archive backs)
-        | COLUMN | [METRIC] [xFACTOR] [@ KEY=VALUE, ...] |  (a column of values)
+        | COLUMN | [METRIC] [xFACTOR] [@ KEY=VALUE, ...] |  (a column of values; "M1 / M2 / M3":
+                                                         cells "a / b / c", a value of each)
         -->
 
     A cell is the point whose factors are all the KEY=VALUE that apply to it (its row's, its
@@ -296,6 +297,10 @@ def parse_marker(lines, where):
             values, _, at_part = spec.partition("@")
             words = values.split()
             metric = words.pop(0) if words and "/" in words[0] else None
+            while metric and words[:1] == ["/"] and len(words) > 1:
+                # "M1 / M2 / M3": cells "a / b / c", one value of each metric
+                metric = (metric if isinstance(metric, list) else [metric]) + [words[1]]
+                words = words[2:]
             factor = 1.0
             for word in words:
                 if not re.fullmatch(r"x[0-9.e+-]+", word):
@@ -374,7 +379,18 @@ def check_table(doc, number, marker, header, body, results):
                 cell = cells.get(column, "").replace("**", "").replace("`", "").strip()
                 if cell in EMPTY_CELLS:
                     continue
-                yield check_cell(at, column, cell, spec, constraints, marker, results)
+                if not isinstance(spec[1], list):
+                    yield check_cell(at, column, cell, spec, constraints, marker, results)
+                    continue
+                parts = [part.strip() for part in cell.split(" / ")]
+                if len(parts) != len(spec[1]):
+                    yield (f"{at}: column '{column}': '{cell}' is not {len(spec[1])} values "
+                           f"'{' / '.join(spec[1])}'")
+                    continue
+                for metric, part in zip(spec[1], parts):
+                    if part not in EMPTY_CELLS:
+                        yield check_cell(at, column, part, (spec[0], metric, *spec[2:]),
+                                         constraints, marker, results)
 
 
 def check_cell(at, column, cell, spec, constraints, marker, results):
