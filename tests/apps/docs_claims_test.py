@@ -10,8 +10,9 @@ The cells of the docs' tables too: a table whose values come from an archive is 
 `<!-- cells ... -->` comment that says which archive, experiment and report options, which point of
 its results.csv each row is, and which metric each column shows (see docs/results/README.md, "The
 tables' cells"); each cell's mean (and its "± SEM") must be results.csv's at the decimals the cell
-shows. Every table with a "MEAN ± SEM" cell has such a comment, or one that says why no archive
-backs it.
+shows, and a per-seed cell its run's value. Every table with a "MEAN ± SEM" cell has such a
+comment, or one that says why no archive backs it. A self-test first shows that the check catches
+what it is for.
 
 Usage: docs_claims_test.py PELAB SOURCE_DIR
 
@@ -220,7 +221,8 @@ def same_value(shown, value):
 
 
 def point_factors(point):
-    # "task.dims=2,pe=learned+init=normal+std=0.2" -> {task.dims: 2, pe: learned, init: ..., std: ...}
+    # "task.dims=2,pe=learned+init=normal+std=0.2" -> {task.dims: 2, pe: learned, init: normal,
+    # std: 0.2}
     return dict(token.split("=", 1) for part in point.split(",") for token in part.split("+")
                 if "=" in token)
 
@@ -290,7 +292,8 @@ def parse_marker(lines, where):
                 label, _, constraints = entry.partition(" = ")
                 # A row no archive backs yet: "LABEL = unrecorded", its cells not checked.
                 labels[label.strip().strip("`*")] = (
-                    None if constraints.strip() == "unrecorded" else parse_constraints(constraints, at))
+                    None if constraints.strip() == "unrecorded"
+                    else parse_constraints(constraints, at))
             marker["columns"][header] = ("labels", labels)
         elif words and ("/" in words[0] or words[0] == "@" or re.fullmatch(r"x[0-9.e+-]+",
                                                                            words[0])):
@@ -412,8 +415,8 @@ def check_cell(at, column, cell, spec, constraints, marker, results):
     table = results[source]
     seed = dict(wanted).pop("seed", None)  # one run's value rather than the point's mean
     wanted = [(k, v) for k, v in wanted if k != "seed"]
-    points = [p for p in table if p
-              if all(k in point_factors(p) and same_value(v, point_factors(p)[k]) for k, v in wanted)]
+    points = [p for p in table if p and all(
+        k in point_factors(p) and same_value(v, point_factors(p)[k]) for k, v in wanted)]
     if len(points) > 1:  # "pe=learned" is the point with no other factor
         fewest = min(len(point_factors(p)) for p in points)
         points = [p for p in points if len(point_factors(p)) == fewest]
@@ -514,7 +517,8 @@ def self_test():
     """The cell check catches what it exists for (a double-rounded SEM, a wrong mean, a label the
     comment lacks) and passes cells that agree; run before the docs are read."""
     comment = ["<!-- cells A.tar.xz A", "source b: B.tar.xz B", "| sigma | pe.init.std |",
-               "| PE | net = source=b, metric=test/all/mse; learned = pe=learned; none = unrecorded |",
+               "| PE | net = source=b, metric=test/all/mse; learned = pe=learned; "
+               "none = unrecorded |",
                "| test MSE | test/all/mse |", "| moved | probe/movement/relative_change @ x=1 |",
                "-->"]
     marker = parse_marker(comment, "self-test.md:1")
@@ -524,12 +528,12 @@ def self_test():
                     "pe.init.std=2,pe=learned+x=1": {"test/all/mse": (-0.00004, 0.1)}},
                "b": {"pe.init.std=0.2": {"test/all/mse": (0.5, None)}}}
     header = ["sigma", "PE", "test MSE", "moved"]
-    body = ["| 0.2 | learned | **0.859** ± 0.008 | 30% |",     # SEM rounded twice
-            "| 0.2 | learned | 0.859 ± 0.007 | 31% |",       # right, then a percentage rounded twice
-            "| 2.0 | learned | -0.000 ± 0.10 | - |",          # negative zero shown as the doc shows it
-            "| 0.2 | net | 0.5 | - |",                         # another archive, the row's metric
-            "| 0.2 | none | 9.9 ± 9.9 | 1% |",                  # a row no archive backs: not checked
-            "| 0.2 | nope | 1 | 1% |"]                         # a label the comment lacks
+    body = ["| 0.2 | learned | **0.859** ± 0.008 | 30% |",  # SEM rounded twice
+            "| 0.2 | learned | 0.859 ± 0.007 | 31% |",  # right, then a percentage rounded twice
+            "| 2.0 | learned | -0.000 ± 0.10 | - |",  # negative zero shown as the doc shows it
+            "| 0.2 | net | 0.5 | - |",  # another archive, the row's metric
+            "| 0.2 | none | 9.9 ± 9.9 | 1% |",  # a row no archive backs: not checked
+            "| 0.2 | nope | 1 | 1% |"]  # a label the comment lacks
     outcomes = list(check_table("self-test.md", 10, marker, header, body, results))
     # One run's values: a column per seed, read from the run folder.
     with tempfile.TemporaryDirectory() as folder:
